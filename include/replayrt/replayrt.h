@@ -1,0 +1,337 @@
+/*
+ * replayrt — the public C ABI.
+ *
+ * replayrt runs accelerator work that is captured once and replayed many times. A context in
+ * kernel mode plans its device capacity once and freezes it: every buffer a captured launch
+ * can reference keeps its base address for the life of the context, and a request that would
+ * move or free such a buffer is refused without side effects. A context in program mode grows
+ * its buffers on demand.
+ *
+ * Conventions (every entry below follows them):
+ * - Every function returns rrt_status_t: RRT_OK (0) or a negative code from the error table,
+ *   unless stated otherwise. Out-parameters are written only on success.
+ * - Arguments are validated before any state is touched. A failing call leaves state unchanged
+ *   and records the calling thread's last-error detail (rrt_last_error).
+ * - Structs passed in start with `uint32_t struct_size` (= sizeof the caller's struct) so
+ *   fields can be appended; a size smaller than the first published version is
+ *   RRT_ERR_INVALID_ARGUMENT.
+ * - Handles are typed and opaque. No function keeps a pointer to caller memory after it
+ *   returns, except device addresses captured into graphs, host buffers of an enqueued copy or
+ *   run until that work completes, and registered kernel `user` pointers.
+ * - Asynchronous failures (a kernel that reports failure on the device side) are sticky on
+ *   their stream: work enqueued after the failure on that stream is skipped, and the next
+ *   rrt_stream_synchronize, rrt_event_synchronize or rrt_run_wait on it returns
+ *   RRT_ERR_KERNEL_FAILED with a detail naming the callable and task. Reporting clears it.
+ * - Thread safety: different contexts are independent. On one context, launches, replays,
+ *   stream and memory calls may come from several threads; init, finalize and destroy may not
+ *   race with anything else on that context. rrt_last_error is per thread.
+ */
+#ifndef REPLAYRT_REPLAYRT_H_
+#define REPLAYRT_REPLAYRT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define RRT_API __attribute__((visibility("default")))
+#else
+#define RRT_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RRT_ABI_VERSION 1
+typedef int32_t rrt_status_t;
+
+typedef struct rrt_context_s *rrt_context_t;
+typedef struct rrt_stream_s *rrt_stream_t;
+typedef struct rrt_event_s *rrt_event_t;
+typedef struct rrt_graph_s *rrt_graph_t;
+typedef struct rrt_run_s *rrt_run_t;
+
+/* ---- status and errors ---------------------------------------------------------------- */
+
+/* Values are pinned: they are the upstream host band and never change. */
+enum {
+  RRT_OK = 0,
+  RRT_ERR_INTERNAL = -1000,             /* host failure; also every kernel-mode capacity refusal */
+  RRT_ERR_UNSUPPORTED = -1001,          /* capability not implemented by this platform */
+  RRT_ERR_PREPARED_INCOMPATIBLE = -1002, /* an overlapping prepare cannot share the active layout */
+  RRT_ERR_INVALID_STATE = -1003,        /* valid call out of lifecycle order or in the wrong mode */
+  RRT_ERR_INVALID_ARGUMENT = -1004,     /* structural argument error */
+  RRT_ERR_CALLABLE_COUNT_EXCEEDED = -1005, /* no free callable id */
+  RRT_ERR_CALLABLE_BYTES_EXCEEDED = -1006, /* callable image larger than its store */
+  RRT_ERR_CALLABLE_NOT_RESIDENT = -1007,   /* launch of an id that is not prepared */
+  RRT_ERR_OUT_OF_MEMORY = -1008,        /* the device allocator failed; state unchanged */
+  RRT_ERR_STALE_ADDRESS = -1009,        /* a captured address is no longer the same allocation */
+  RRT_ERR_KERNEL_FAILED = -1010         /* a kernel reported failure; detail names the task */
+};
+
+/* The enumerator's name ("RRT_OK", "RRT_ERR_INTERNAL", ...). Never NULL: "RRT_ERR_UNKNOWN" for
+   a value outside the table. The string is static. */
+RRT_API const char *rrt_status_name(rrt_status_t status);
+
+/* The places where runtime-time growth could re-base a device address. In a kernel-mode
+   context each one refuses growth of a published buffer; the refusal names it. */
+typedef enum rrt_growth_point {
+  RRT_GROWTH_NONE = -1,
+  RRT_GROWTH_ARENA_GM_HEAP = 0,      /* G1: intermediates of a run */
+  RRT_GROWTH_ARENA_GM_SM = 1,        /* G1: device scheduler state */
+  RRT_GROWTH_ARENA_RUNTIME_POOL = 2, /* G1, G7: runtime images */
+  RRT_GROWTH_RETAINED_STAGING = 3,   /* G2: HOST tensors of a device-build run */
+  RRT_GROWTH_GRAPH_DEFINITION = 4,   /* G3: task-graph definitions of a host-build run */
+  RRT_GROWTH_HOST_STAGING = 5,       /* G4: HOST tensors of a host-build run */
+  RRT_GROWTH_DFX_COLLECTORS = 6,     /* G5: profiling collector pools */
+  RRT_GROWTH_LAUNCH_ALLOCATION = 7   /* G8: any device allocation while a launch is encoded */
+} rrt_growth_point_t;
+
+#define RRT_GROWTH_POINT_COUNT 8
+
+typedef struct rrt_error_detail {
+  rrt_status_t code;
+  rrt_growth_point_t growth_point; /* RRT_GROWTH_NONE unless a capacity refusal */
+  uint64_t requested_bytes;        /* capacity refusals: what the call needed */
+  uint64_t capacity_bytes;         /* capacity refusals: what is frozen */
+  char message[256];               /* NUL-terminated, human readable */
+} rrt_error_detail_t;
+
+/* Copies the calling thread's most recent failure into *out and returns its code; RRT_OK with
+   an empty message if this thread has seen none. A NULL `out` returns RRT_ERR_INVALID_ARGUMENT
+   (and does not overwrite the recorded detail). Successful calls do not clear the detail. */
+RRT_API rrt_status_t rrt_last_error(rrt_error_detail_t *out);
+
+/* ---- contexts ------------------------------------------------------------------------- */
+
+typedef enum rrt_mode { RRT_MODE_PROGRAM = 0, RRT_MODE_KERNEL = 1 } rrt_mode_t;
+typedef enum rrt_platform { RRT_PLATFORM_SIM = 0, RRT_PLATFORM_CUDA = 1 } rrt_platform_t;
+
+typedef struct rrt_context_options {
+  uint32_t struct_size;
+  rrt_platform_t platform;
+  int32_t device_id;       /* sim: any value >= 0 */
+  uint32_t device_workers; /* sim: device-side worker threads per launch, 0 = default (1) */
+} rrt_context_options_t;
+
+typedef struct rrt_capacity_plan { /* bytes; the kernel-mode freeze */
+  uint64_t gm_heap_bytes;
+  uint64_t gm_sm_bytes;
+  uint64_t runtime_pool_bytes;
+  uint64_t retained_staging_bytes;
+  uint64_t graph_definition_bytes;
+  uint64_t host_staging_bytes;
+} rrt_capacity_plan_t;
+
+typedef struct rrt_kernel_config {
+  uint32_t struct_size;
+  uint64_t context_generation; /* nonzero, process-unique */
+  rrt_capacity_plan_t capacity;
+} rrt_kernel_config_t;
+
+/* Lifecycle: create → (program_init | kernel_init) → work → finalize → destroy.
+   A context is created mode-less. The first init latches its mode for good: PROGRAM or
+   KERNEL; an init of the other mode returns RRT_ERR_INVALID_STATE. Init arguments are
+   validated before latching, so a rejected init leaves the context reusable. A failure after
+   latching (for example the device cannot hold the plan) poisons the context: every call but
+   rrt_context_finalize, rrt_context_destroy, rrt_context_mode and rrt_context_stats returns
+   RRT_ERR_INVALID_STATE. */
+RRT_API rrt_status_t rrt_context_create(const rrt_context_options_t *options, rrt_context_t *out);
+/* 1 if `ctx` can run kernel-mode launches on its platform, 0 otherwise (also for NULL). */
+RRT_API int rrt_kernel_mode_supported(rrt_context_t ctx);
+/* Latches PROGRAM. Idempotent on a program context that is not finalized. */
+RRT_API rrt_status_t rrt_program_init(rrt_context_t ctx);
+/* Latches KERNEL and commits `config->capacity` once: arena bank 0, pipeline slot 0's retained
+   staging, the graph-definition store and the host staging region. Nothing grows afterwards.
+   An allocation failure during the commit returns RRT_ERR_OUT_OF_MEMORY and poisons the
+   context. A second kernel init returns RRT_ERR_INVALID_STATE and changes nothing. */
+RRT_API rrt_status_t rrt_kernel_init(rrt_context_t ctx, const rrt_kernel_config_t *config);
+/* *mode is meaningful only when *latched is 1. */
+RRT_API rrt_status_t rrt_context_mode(rrt_context_t ctx, rrt_mode_t *mode, int *latched);
+/* Waits for the context's work, then releases every context-owned device buffer, prepared
+   callable and pending run. Requires that no graph captured from this context is replayed
+   afterwards. The mode stays latched; a program context may be initialized again. */
+RRT_API rrt_status_t rrt_context_finalize(rrt_context_t ctx);
+/* RRT_ERR_INVALID_STATE while graphs, streams, events or runs created from it are alive.
+   Finalizes first if needed. */
+RRT_API rrt_status_t rrt_context_destroy(rrt_context_t ctx);
+
+/* ---- device memory owned by the caller (outside the frozen capacity) ------------------ */
+
+/* 1024-byte aligned. Not counted in the runtime's allocation statistics. */
+RRT_API rrt_status_t rrt_device_alloc(rrt_context_t ctx, size_t bytes, void **out);
+/* RRT_ERR_INVALID_ARGUMENT for a pointer that rrt_device_alloc did not return or that was
+   already freed. */
+RRT_API rrt_status_t rrt_device_free(rrt_context_t ctx, void *device_ptr);
+/* stream NULL: synchronous. On a capturing stream the copy is recorded, not executed. The
+   device range must lie inside one live allocation. */
+RRT_API rrt_status_t rrt_memcpy_h2d(rrt_context_t ctx, void *dst, const void *src, size_t bytes,
+                                    rrt_stream_t stream);
+RRT_API rrt_status_t rrt_memcpy_d2h(rrt_context_t ctx, void *dst, const void *src, size_t bytes,
+                                    rrt_stream_t stream);
+
+/* ---- streams, events, capture, replay ------------------------------------------------- */
+
+RRT_API rrt_status_t rrt_stream_create(rrt_context_t ctx, rrt_stream_t *out);
+/* Waits for the stream's work first. RRT_ERR_INVALID_STATE while it is capturing. */
+RRT_API rrt_status_t rrt_stream_destroy(rrt_stream_t stream);
+/* RRT_ERR_INVALID_STATE on a capturing stream. */
+RRT_API rrt_status_t rrt_stream_synchronize(rrt_stream_t stream);
+RRT_API rrt_status_t rrt_event_create(rrt_context_t ctx, rrt_event_t *out);
+RRT_API rrt_status_t rrt_event_record(rrt_event_t event, rrt_stream_t stream);
+/* The stream's later work waits for the event's most recent record at the time of this call
+   (at replay time, for a wait recorded into a graph). */
+RRT_API rrt_status_t rrt_stream_wait_event(rrt_stream_t stream, rrt_event_t event);
+RRT_API rrt_status_t rrt_event_synchronize(rrt_event_t event);
+RRT_API rrt_status_t rrt_event_destroy(rrt_event_t event);
+/* Between begin and end the stream records copies, launches and event operations instead of
+   executing them. Synchronizing a capturing stream is RRT_ERR_INVALID_STATE. */
+RRT_API rrt_status_t rrt_stream_begin_capture(rrt_stream_t stream);
+RRT_API rrt_status_t rrt_stream_end_capture(rrt_stream_t stream, rrt_graph_t *out);
+/* Checks every captured address first: RRT_ERR_STALE_ADDRESS and nothing enqueued if any is
+   no longer the same live allocation. Replays are asynchronous on `stream`. */
+RRT_API rrt_status_t rrt_graph_replay(rrt_graph_t graph, rrt_stream_t stream);
+RRT_API rrt_status_t rrt_graph_destroy(rrt_graph_t graph);
+
+/* ---- kernels -------------------------------------------------------------------------- */
+
+typedef struct rrt_kernel_args {
+  uint32_t num_tensors;
+  void *const *tensors; /* addresses the kernel may dereference */
+  const uint64_t *tensor_bytes;
+  uint32_t num_scalars;
+  const uint64_t *scalars; /* raw 64-bit values; floats bit-cast */
+} rrt_kernel_args_t;
+/* Runs on a device-side worker thread. Returns 0 on success; nonzero fails the run. */
+typedef int (*rrt_kernel_fn)(const rrt_kernel_args_t *args, void *user);
+/* Built-in kernels are pre-registered under their names ("fill", "copy", "add", "mul",
+   "scale", "matmul", "softmax", "rmsnorm", "silu", "gelu"). A name may be registered once per
+   context; `user` must outlive the context. */
+RRT_API rrt_status_t rrt_kernel_register(rrt_context_t ctx, const char *name, rrt_kernel_fn fn,
+                                         void *user, int32_t *out_kernel_id);
+RRT_API rrt_status_t rrt_kernel_lookup(rrt_context_t ctx, const char *name,
+                                       int32_t *out_kernel_id);
+
+/* ---- callables ------------------------------------------------------------------------ */
+
+typedef enum rrt_dtype {
+  RRT_DTYPE_F32 = 0,
+  RRT_DTYPE_F16 = 1,
+  RRT_DTYPE_BF16 = 2,
+  RRT_DTYPE_I32 = 3,
+  RRT_DTYPE_I64 = 4,
+  RRT_DTYPE_U8 = 5
+} rrt_dtype_t;
+typedef enum rrt_direction { RRT_DIR_IN = 0, RRT_DIR_OUT = 1, RRT_DIR_INOUT = 2 } rrt_direction_t;
+typedef enum rrt_address_space {
+  RRT_SPACE_HOST = 0,
+  RRT_SPACE_DEVICE = 1
+} rrt_address_space_t;
+typedef enum rrt_bind_strategy {
+  RRT_BIND_DEVICE_BUILD = 0,
+  RRT_BIND_HOST_BUILD = 1
+} rrt_bind_strategy_t;
+typedef enum rrt_operand_kind {
+  RRT_OPERAND_PARAM = 0,
+  RRT_OPERAND_INTERMEDIATE = 1,
+  RRT_OPERAND_SCALAR = 2
+} rrt_operand_kind_t;
+
+#define RRT_MAX_DIMS 8
+typedef struct rrt_tensor_desc {
+  rrt_dtype_t dtype;
+  uint32_t ndim;
+  uint64_t shape[RRT_MAX_DIMS];
+  rrt_direction_t direction; /* params only */
+} rrt_tensor_desc_t;
+
+typedef struct rrt_operand {
+  rrt_operand_kind_t kind;
+  uint32_t index;
+} rrt_operand_t;
+typedef struct rrt_task_desc {
+  int32_t kernel_id;
+  uint32_t num_operands;
+  const rrt_operand_t *operands; /* tensors first in the kernel's order, then scalars */
+} rrt_task_desc_t;
+
+typedef struct rrt_callable_desc {
+  uint32_t struct_size;
+  rrt_bind_strategy_t bind;
+  uint32_t num_params;
+  const rrt_tensor_desc_t *params;
+  uint32_t num_intermediates;
+  const rrt_tensor_desc_t *intermediates; /* live in gm_heap */
+  uint32_t num_scalars;                   /* values come per run */
+  uint32_t num_tasks;
+  const rrt_task_desc_t *tasks; /* order = program order */
+} rrt_callable_desc_t;
+
+/* Grows *plan (element-wise max) so that it can run `desc`. No context needed. The plan fits
+   one callable; a kernel context that prepares several needs their runtime images and graph
+   definitions side by side: see rrt_capacity_plan_fit_all. */
+RRT_API rrt_status_t rrt_capacity_plan_fit(const rrt_callable_desc_t *desc,
+                                           rrt_capacity_plan_t *plan);
+/* Validates and stages the callable; the runtime mints the id (never reused before
+   finalize). In kernel mode the callable's runtime image (or graph definition) is uploaded
+   once, here, into the frozen capacity; a callable that does not fit is refused
+   (RRT_ERR_INTERNAL, detail names the growth point) and changes nothing. */
+RRT_API rrt_status_t rrt_callable_prepare(rrt_context_t ctx, const rrt_callable_desc_t *desc,
+                                          int32_t *out_callable_id);
+
+/* ---- runs ----------------------------------------------------------------------------- */
+
+typedef struct rrt_tensor_arg {
+  void *addr; /* host or device address, per `space` */
+  uint64_t bytes;
+  rrt_address_space_t space; /* HOST by default: staged by the runtime */
+} rrt_tensor_arg_t;
+typedef struct rrt_run_args {
+  uint32_t struct_size;
+  uint32_t num_tensors;
+  const rrt_tensor_arg_t *tensors; /* one per param, in order */
+  uint32_t num_scalars;
+  const uint64_t *scalars;
+} rrt_run_args_t;
+
+/* Program mode. prepare picks a free pipeline slot and arena bank (depth 2) and binds the run
+   there (buffers grow as needed); launch enqueues on `stream` (NULL: the context's own); wait
+   blocks until done; finalize releases the slot. HOST outputs are copied back on the stream
+   after the run's tasks, so they are in place when wait returns. rrt_run does all four on the
+   context's own stream. With both slots in use, prepare returns RRT_ERR_INVALID_STATE. */
+RRT_API rrt_status_t rrt_run_prepare(rrt_context_t ctx, int32_t callable_id,
+                                     const rrt_run_args_t *args, rrt_run_t *out);
+RRT_API rrt_status_t rrt_run_launch(rrt_run_t run, rrt_stream_t stream);
+RRT_API rrt_status_t rrt_run_wait(rrt_run_t run);
+RRT_API rrt_status_t rrt_run_finalize(rrt_run_t run);
+RRT_API rrt_status_t rrt_run(rrt_context_t ctx, int32_t callable_id, const rrt_run_args_t *args);
+
+/* Kernel mode. Enqueues one bounded operation on the caller's stream: no device allocation,
+   no free, no synchronization. HOST tensors are staged with copies on that stream (captured
+   with it). A run that needs more than the frozen plan is refused (RRT_ERR_INTERNAL, detail
+   names the growth point) and changes nothing. */
+RRT_API rrt_status_t rrt_kernel_launch(rrt_context_t ctx, int32_t callable_id,
+                                       const rrt_run_args_t *args, rrt_stream_t caller_stream);
+
+/* ---- statistics ----------------------------------------------------------------------- */
+
+typedef struct rrt_region_stats {
+  uint64_t capacity_bytes;
+  uint64_t used_bytes;
+  uint64_t base_changes;
+} rrt_region_stats_t;
+typedef struct rrt_stats {
+  uint32_t struct_size;
+  uint64_t device_alloc_calls, device_free_calls; /* by the runtime; caller allocations excluded */
+  uint64_t live_bytes, peak_bytes;
+  uint64_t launches, replays, stale_address_refusals;
+  uint64_t refusals[8];              /* indexed by rrt_growth_point_t */
+  rrt_region_stats_t regions[8];     /* indexed by rrt_growth_point_t */
+} rrt_stats_t;
+RRT_API rrt_status_t rrt_context_stats(rrt_context_t ctx, rrt_stats_t *out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* REPLAYRT_REPLAYRT_H_ */

@@ -1,0 +1,37 @@
+// rrt_status_name: the names of the error table.
+#include <replayrt/replayrt.h>
+
+extern "C" {
+
+RRT_API const char *rrt_status_name(rrt_status_t status) {
+  switch (status) {
+    case RRT_OK:
+      return "RRT_OK";
+    case RRT_ERR_INTERNAL:
+      return "RRT_ERR_INTERNAL";
+    case RRT_ERR_UNSUPPORTED:
+      return "RRT_ERR_UNSUPPORTED";
+    case RRT_ERR_PREPARED_INCOMPATIBLE:
+      return "RRT_ERR_PREPARED_INCOMPATIBLE";
+    case RRT_ERR_INVALID_STATE:
+      return "RRT_ERR_INVALID_STATE";
+    case RRT_ERR_INVALID_ARGUMENT:
+      return "RRT_ERR_INVALID_ARGUMENT";
+    case RRT_ERR_CALLABLE_COUNT_EXCEEDED:
+      return "RRT_ERR_CALLABLE_COUNT_EXCEEDED";
+    case RRT_ERR_CALLABLE_BYTES_EXCEEDED:
+      return "RRT_ERR_CALLABLE_BYTES_EXCEEDED";
+    case RRT_ERR_CALLABLE_NOT_RESIDENT:
+      return "RRT_ERR_CALLABLE_NOT_RESIDENT";
+    case RRT_ERR_OUT_OF_MEMORY:
+      return "RRT_ERR_OUT_OF_MEMORY";
+    case RRT_ERR_STALE_ADDRESS:
+      return "RRT_ERR_STALE_ADDRESS";
+    case RRT_ERR_KERNEL_FAILED:
+      return "RRT_ERR_KERNEL_FAILED";
+    default:
+      return "RRT_ERR_UNKNOWN";
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,65 @@
+// FaultInjectingDevice: wraps any Device and makes chosen allocations fail.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+#include "platform/device.h"
+
+namespace replayrt {
+
+// Forwards every call to the wrapped device, except that allocate() can be made to
+//   - return null on the Nth allocation from now (fail_nth_allocation),
+//   - throw std::bad_alloc on the Nth allocation from now (throw_on_nth_allocation),
+//   - return null whenever the wrapped device's live bytes plus the request would exceed a
+//     budget (fail_beyond_live_bytes).
+// N counts allocation attempts from the arming call, starting at 1; a one-shot fault fires
+// once and disarms. Attempts that fail are still counted.
+// The wrapped device must outlive the wrapper.
+// Thread safety: every member is thread-safe.
+class FaultInjectingDevice final : public Device {
+ public:
+  explicit FaultInjectingDevice(Device &inner) noexcept : inner_(inner) {}
+
+  void fail_nth_allocation(std::uint64_t n);
+  void throw_on_nth_allocation(std::uint64_t n);
+  void fail_beyond_live_bytes(std::uint64_t budget);
+  void clear_faults();
+
+  std::uint64_t allocation_attempts() const;
+  std::uint64_t injected_failures() const;
+
+  void *allocate(std::size_t bytes) override;
+  Status free(void *ptr) override { return inner_.free(ptr); }
+  Status copy_host_to_device(void *dst, const void *src, std::size_t bytes) override {
+    return inner_.copy_host_to_device(dst, src, bytes);
+  }
+  Status copy_device_to_host(void *dst, const void *src, std::size_t bytes) override {
+    return inner_.copy_device_to_host(dst, src, bytes);
+  }
+  Status copy_device_to_device(void *dst, const void *src, std::size_t bytes) override {
+    return inner_.copy_device_to_device(dst, src, bytes);
+  }
+  Status memset(void *dst, int value, std::size_t bytes) override {
+    return inner_.memset(dst, value, bytes);
+  }
+  std::optional<AllocationInfo> find_allocation(const void *address) const override {
+    return inner_.find_allocation(address);
+  }
+  MemoryCounters memory_counters() const override { return inner_.memory_counters(); }
+
+ private:
+  enum class OneShot { kNone, kReturnNull, kThrow };
+
+  Device &inner_;
+  mutable std::mutex mutex_;
+  std::uint64_t attempts_ = 0;
+  std::uint64_t fire_at_ = 0;
+  OneShot one_shot_ = OneShot::kNone;
+  bool budget_armed_ = false;
+  std::uint64_t budget_ = 0;
+  std::uint64_t injected_ = 0;
+};
+
+}  // namespace replayrt

@@ -1,0 +1,81 @@
+// SimMemory: the simulator's device memory, held in host memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "platform/device.h"
+
+namespace replayrt::sim {
+
+struct SimMemoryOptions {
+  // Freed blocks stay poisoned and out of circulation until this many bytes of newer frees
+  // push them out, so a stale address is not silently valid again soon. 0 disables the
+  // quarantine (blocks go back to the host allocator at once).
+  std::size_t quarantine_bytes = std::size_t{64} << 20;
+};
+
+// Device memory for the simulator. Every allocation:
+//   - has a 1024-byte-aligned base (the hardware DMA granularity);
+//   - gets a generation number, unique and never reused;
+//   - is recorded in a live-allocation table that answers "which allocation contains this
+//     address, and is it still the one with generation G?".
+// A freed block is filled with kPoisonByte and parked in a bounded quarantine before its
+// memory is returned to the host allocator. Freeing an unknown pointer, an interior pointer
+// or freeing twice returns RRT_ERR_INVALID_ARGUMENT and changes nothing.
+// Thread safety: every member is thread-safe.
+class SimMemory {
+ public:
+  static constexpr std::size_t kAlignment = 1024;
+  static constexpr unsigned char kPoisonByte = 0xDB;
+
+  explicit SimMemory(SimMemoryOptions options = {});
+  ~SimMemory();
+  SimMemory(const SimMemory &) = delete;
+  SimMemory &operator=(const SimMemory &) = delete;
+  SimMemory(SimMemory &&) = delete;
+  SimMemory &operator=(SimMemory &&) = delete;
+
+  void *allocate(std::size_t bytes);
+  Status free(void *ptr);
+  Status copy_host_to_device(void *dst, const void *src, std::size_t bytes);
+  Status copy_device_to_host(void *dst, const void *src, std::size_t bytes);
+  Status copy_device_to_device(void *dst, const void *src, std::size_t bytes);
+  Status memset(void *dst, int value, std::size_t bytes);
+
+  std::optional<AllocationInfo> find_allocation(const void *address) const;
+  // True when `address` lies in a live allocation whose generation is `generation`.
+  bool is_live(const void *address, std::uint64_t generation) const;
+  MemoryCounters counters() const;
+  std::size_t quarantined_bytes() const;
+
+ private:
+  struct Block {
+    std::size_t size = 0;
+    std::uint64_t generation = 0;
+  };
+  struct QuarantinedBlock {
+    std::uintptr_t base = 0;
+    std::size_t size = 0;
+    std::uint64_t generation = 0;
+  };
+
+  // Requires mutex_. OK when [address, address + bytes) lies inside one live allocation.
+  Status check_range_locked(const void *address, std::size_t bytes, const char *role) const;
+  std::optional<AllocationInfo> find_locked(std::uintptr_t address) const;
+  void evict_quarantine_locked();
+
+  const SimMemoryOptions options_;
+  mutable std::mutex mutex_;
+  std::map<std::uintptr_t, Block> live_;
+  std::deque<QuarantinedBlock> quarantine_;
+  std::size_t quarantine_size_ = 0;
+  std::uint64_t next_generation_ = 1;
+  MemoryCounters counters_;
+};
+
+}  // namespace replayrt::sim

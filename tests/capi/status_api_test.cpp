@@ -1,0 +1,57 @@
+// The error table of the public header: values pinned, names complete.
+#include <replayrt/replayrt.h>
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+struct PinnedCode {
+  rrt_status_t code;
+  int value;
+  const char *name;
+};
+
+constexpr PinnedCode kTable[] = {
+    {RRT_OK, 0, "RRT_OK"},
+    {RRT_ERR_INTERNAL, -1000, "RRT_ERR_INTERNAL"},
+    {RRT_ERR_UNSUPPORTED, -1001, "RRT_ERR_UNSUPPORTED"},
+    {RRT_ERR_PREPARED_INCOMPATIBLE, -1002, "RRT_ERR_PREPARED_INCOMPATIBLE"},
+    {RRT_ERR_INVALID_STATE, -1003, "RRT_ERR_INVALID_STATE"},
+    {RRT_ERR_INVALID_ARGUMENT, -1004, "RRT_ERR_INVALID_ARGUMENT"},
+    {RRT_ERR_CALLABLE_COUNT_EXCEEDED, -1005, "RRT_ERR_CALLABLE_COUNT_EXCEEDED"},
+    {RRT_ERR_CALLABLE_BYTES_EXCEEDED, -1006, "RRT_ERR_CALLABLE_BYTES_EXCEEDED"},
+    {RRT_ERR_CALLABLE_NOT_RESIDENT, -1007, "RRT_ERR_CALLABLE_NOT_RESIDENT"},
+    {RRT_ERR_OUT_OF_MEMORY, -1008, "RRT_ERR_OUT_OF_MEMORY"},
+    {RRT_ERR_STALE_ADDRESS, -1009, "RRT_ERR_STALE_ADDRESS"},
+    {RRT_ERR_KERNEL_FAILED, -1010, "RRT_ERR_KERNEL_FAILED"},
+};
+
+TEST(StatusApiTest, ValuesArePinned) {
+  for (const PinnedCode &entry : kTable) {
+    EXPECT_EQ(entry.code, entry.value) << entry.name;
+  }
+  EXPECT_EQ(RRT_ABI_VERSION, 1);
+}
+
+TEST(StatusApiTest, EveryCodeHasItsName) {
+  for (const PinnedCode &entry : kTable) {
+    EXPECT_STREQ(rrt_status_name(entry.code), entry.name);
+  }
+}
+
+TEST(StatusApiTest, UnknownCodesHaveTheUnknownName) {
+  for (const rrt_status_t code : {1, -1, -999, -1011, -2000}) {
+    const char *name = rrt_status_name(code);
+    ASSERT_NE(name, nullptr);
+    EXPECT_STREQ(name, "RRT_ERR_UNKNOWN");
+  }
+}
+
+TEST(StatusApiTest, ModeValuesArePinned) {
+  EXPECT_EQ(RRT_MODE_PROGRAM, 0);
+  EXPECT_EQ(RRT_MODE_KERNEL, 1);
+}
+
+}  // namespace
