@@ -32,7 +32,7 @@ tsan: deps
 	@ctest --preset tsan
 
 controls: deps
-	@tests/negative_controls/run.sh
+	@python3 tests/negative_controls/run.py
 
 bench: deps
 	@cmake --preset default >/dev/null

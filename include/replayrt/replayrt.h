@@ -56,17 +56,17 @@ typedef struct rrt_run_s *rrt_run_t;
 /* Values are pinned: they are the upstream host band and never change. */
 enum {
   RRT_OK = 0,
-  RRT_ERR_INTERNAL = -1000,             /* host failure; also every kernel-mode capacity refusal */
-  RRT_ERR_UNSUPPORTED = -1001,          /* capability not implemented by this platform */
+  RRT_ERR_INTERNAL = -1000,              /* host failure; also every kernel-mode capacity refusal */
+  RRT_ERR_UNSUPPORTED = -1001,           /* capability not implemented by this platform */
   RRT_ERR_PREPARED_INCOMPATIBLE = -1002, /* an overlapping prepare cannot share the active layout */
-  RRT_ERR_INVALID_STATE = -1003,        /* valid call out of lifecycle order or in the wrong mode */
-  RRT_ERR_INVALID_ARGUMENT = -1004,     /* structural argument error */
+  RRT_ERR_INVALID_STATE = -1003,    /* valid call out of lifecycle order or in the wrong mode */
+  RRT_ERR_INVALID_ARGUMENT = -1004, /* structural argument error */
   RRT_ERR_CALLABLE_COUNT_EXCEEDED = -1005, /* no free callable id */
   RRT_ERR_CALLABLE_BYTES_EXCEEDED = -1006, /* callable image larger than its store */
   RRT_ERR_CALLABLE_NOT_RESIDENT = -1007,   /* launch of an id that is not prepared */
-  RRT_ERR_OUT_OF_MEMORY = -1008,        /* the device allocator failed; state unchanged */
-  RRT_ERR_STALE_ADDRESS = -1009,        /* a captured address is no longer the same allocation */
-  RRT_ERR_KERNEL_FAILED = -1010         /* a kernel reported failure; detail names the task */
+  RRT_ERR_OUT_OF_MEMORY = -1008,           /* the device allocator failed; state unchanged */
+  RRT_ERR_STALE_ADDRESS = -1009,           /* a captured address is no longer the same allocation */
+  RRT_ERR_KERNEL_FAILED = -1010            /* a kernel reported failure; detail names the task */
 };
 
 /* The enumerator's name ("RRT_OK", "RRT_ERR_INTERNAL", ...). Never NULL: "RRT_ERR_UNKNOWN" for
@@ -209,8 +209,7 @@ typedef int (*rrt_kernel_fn)(const rrt_kernel_args_t *args, void *user);
    context; `user` must outlive the context. */
 RRT_API rrt_status_t rrt_kernel_register(rrt_context_t ctx, const char *name, rrt_kernel_fn fn,
                                          void *user, int32_t *out_kernel_id);
-RRT_API rrt_status_t rrt_kernel_lookup(rrt_context_t ctx, const char *name,
-                                       int32_t *out_kernel_id);
+RRT_API rrt_status_t rrt_kernel_lookup(rrt_context_t ctx, const char *name, int32_t *out_kernel_id);
 
 /* ---- callables ------------------------------------------------------------------------ */
 
@@ -223,10 +222,7 @@ typedef enum rrt_dtype {
   RRT_DTYPE_U8 = 5
 } rrt_dtype_t;
 typedef enum rrt_direction { RRT_DIR_IN = 0, RRT_DIR_OUT = 1, RRT_DIR_INOUT = 2 } rrt_direction_t;
-typedef enum rrt_address_space {
-  RRT_SPACE_HOST = 0,
-  RRT_SPACE_DEVICE = 1
-} rrt_address_space_t;
+typedef enum rrt_address_space { RRT_SPACE_HOST = 0, RRT_SPACE_DEVICE = 1 } rrt_address_space_t;
 typedef enum rrt_bind_strategy {
   RRT_BIND_DEVICE_BUILD = 0,
   RRT_BIND_HOST_BUILD = 1
@@ -325,8 +321,8 @@ typedef struct rrt_stats {
   uint64_t device_alloc_calls, device_free_calls; /* by the runtime; caller allocations excluded */
   uint64_t live_bytes, peak_bytes;
   uint64_t launches, replays, stale_address_refusals;
-  uint64_t refusals[8];              /* indexed by rrt_growth_point_t */
-  rrt_region_stats_t regions[8];     /* indexed by rrt_growth_point_t */
+  uint64_t refusals[8];          /* indexed by rrt_growth_point_t */
+  rrt_region_stats_t regions[8]; /* indexed by rrt_growth_point_t */
 } rrt_stats_t;
 RRT_API rrt_status_t rrt_context_stats(rrt_context_t ctx, rrt_stats_t *out);
 

@@ -33,7 +33,9 @@ constexpr bool registry_is_in_id_order() {
 static_assert(registry_is_in_id_order(), "growth point registry must be indexed by id");
 }  // namespace
 
-std::span<const GrowthPointInfo> growth_point_registry() noexcept { return kRegistry; }
+std::span<const GrowthPointInfo> growth_point_registry() noexcept {
+  return kRegistry;
+}
 
 const char *growth_point_name(GrowthPoint point) noexcept {
   const int index = growth_point_index(point);

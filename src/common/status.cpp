@@ -31,7 +31,7 @@ Status Status::error(rrt_status_t code, std::string message) {
   assert(code < 0 && "Status::error needs an error code");
   auto detail = std::make_unique<Detail>();
   detail->message = std::move(message);
-  return Status(code, std::move(detail));
+  return {code, std::move(detail)};
 }
 
 Status Status::capacity_refusal(GrowthPoint point, std::uint64_t requested_bytes,
@@ -41,7 +41,7 @@ Status Status::capacity_refusal(GrowthPoint point, std::uint64_t requested_bytes
   detail->growth_point = point;
   detail->requested_bytes = requested_bytes;
   detail->capacity_bytes = capacity_bytes;
-  return Status(RRT_ERR_INTERNAL, std::move(detail));
+  return {RRT_ERR_INTERNAL, std::move(detail)};
 }
 
 const std::string &Status::message() const noexcept {

@@ -61,10 +61,10 @@ class [[nodiscard]] Status {
 }  // namespace replayrt
 
 // Returns the status of `expr` from the enclosing function if it is not OK.
-#define RRT_RETURN_IF_ERROR(expr)                 \
-  do {                                            \
-    ::replayrt::Status rrt_status_tmp_ = (expr);  \
-    if (!rrt_status_tmp_.is_ok()) {               \
-      return rrt_status_tmp_;                     \
-    }                                             \
+#define RRT_RETURN_IF_ERROR(expr)                \
+  do {                                           \
+    ::replayrt::Status rrt_status_tmp_ = (expr); \
+    if (!rrt_status_tmp_.is_ok()) {              \
+      return rrt_status_tmp_;                    \
+    }                                            \
   } while (false)

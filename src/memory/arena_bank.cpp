@@ -110,7 +110,9 @@ BankCommitOutcome ArenaBank::commit(const BankRequest &request, GrowthContext co
   return {Status::ok(), bases_changed};
 }
 
-void *ArenaBank::base(BankRegion which) const noexcept { return region(which).arena.base(); }
+void *ArenaBank::base(BankRegion which) const noexcept {
+  return region(which).arena.base();
+}
 
 BankBases ArenaBank::bases() const noexcept {
   return BankBases{base(BankRegion::kGmHeap), base(BankRegion::kGmSm),

@@ -71,10 +71,10 @@ class ArenaBank {
   BankCommitOutcome commit(const BankRequest &request, GrowthContext context);
 
   // Null when the region is not committed.
-  void *base(BankRegion region) const noexcept;
+  void *base(BankRegion which) const noexcept;
   BankBases bases() const noexcept;
-  bool is_committed(BankRegion region) const noexcept;
-  std::uint64_t cached_size(BankRegion region) const noexcept;
+  bool is_committed(BankRegion which) const noexcept;
+  std::uint64_t cached_size(BankRegion which) const noexcept;
 
   // Successful allocator calls over the three regions.
   std::uint64_t alloc_count() const noexcept;

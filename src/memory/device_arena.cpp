@@ -8,7 +8,9 @@
 namespace replayrt {
 
 namespace {
-bool is_power_of_two(std::size_t value) { return value != 0 && (value & (value - 1)) == 0; }
+bool is_power_of_two(std::size_t value) {
+  return value != 0 && (value & (value - 1)) == 0;
+}
 
 bool align_up(std::size_t value, std::size_t align, std::size_t *out) {
   const std::size_t mask = align - 1;
@@ -27,7 +29,9 @@ bool align_up(std::size_t value, std::size_t align, std::size_t *out) {
 
 DeviceArena::DeviceArena(DeviceAllocator allocator) noexcept : allocator_(allocator) {}
 
-DeviceArena::~DeviceArena() { release(); }
+DeviceArena::~DeviceArena() {
+  release();
+}
 
 std::size_t DeviceArena::reserve(std::size_t size, std::size_t align) {
   if (committed_ || region_count_ == kMaxRegions || !is_power_of_two(align)) {

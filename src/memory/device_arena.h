@@ -102,7 +102,7 @@ class DeviceArena {
     std::size_t size = 0;
   };
   struct Backing {
-    void *raw = nullptr;  // what the allocator returned
+    void *raw = nullptr;   // what the allocator returned
     void *base = nullptr;  // raw, forward-aligned
   };
 

@@ -6,7 +6,9 @@ namespace replayrt {
 
 RetainedBuffer::RetainedBuffer(DeviceAllocator allocator) noexcept : allocator_(allocator) {}
 
-RetainedBuffer::~RetainedBuffer() { release(); }
+RetainedBuffer::~RetainedBuffer() {
+  release();
+}
 
 Status RetainedBuffer::begin(std::uint64_t required, GrowthContext context) {
   const GrowthRequest growth{

@@ -1,9 +1,9 @@
 // The error table of the public header: values pinned, names complete.
+#include <string>
+
 #include <replayrt/replayrt.h>
 
 #include <gtest/gtest.h>
-
-#include <string>
 
 namespace {
 

@@ -1,9 +1,9 @@
 #include "common/growth_point.h"
 
-#include <gtest/gtest.h>
-
 #include <set>
 #include <string>
+
+#include <gtest/gtest.h>
 
 namespace replayrt {
 namespace {

@@ -5,7 +5,9 @@
 namespace replayrt {
 namespace {
 
-Status fails_with(rrt_status_t code) { return Status::error(code, "inner"); }
+Status fails_with(rrt_status_t code) {
+  return Status::error(code, "inner");
+}
 
 Status forwards(rrt_status_t code) {
   RRT_RETURN_IF_ERROR(fails_with(code));

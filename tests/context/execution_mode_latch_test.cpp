@@ -1,10 +1,10 @@
 #include "context/execution_mode_latch.h"
 
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace replayrt {
 namespace {
@@ -65,8 +65,7 @@ TEST(ExecutionModeLatchTest, ConcurrentConflictingLatchesHaveExactlyOneWinner) {
       thread.join();
     }
     // Both threads of the winning mode succeed (idempotent), none of the other.
-    EXPECT_TRUE((kernel_wins == 2 && program_wins == 0) ||
-                (kernel_wins == 0 && program_wins == 2));
+    EXPECT_TRUE((kernel_wins == 2 && program_wins == 0) || (kernel_wins == 0 && program_wins == 2));
     EXPECT_EQ(latch.is_kernel(), kernel_wins == 2);
   }
 }

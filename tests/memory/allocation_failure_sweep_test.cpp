@@ -2,11 +2,11 @@
 // turn, by a null return and by a throw. The failing step must return OUT_OF_MEMORY and leave
 // every published base and remembered size as it was; after a retry the scenario completes,
 // and after teardown every allocation has been freed.
-#include <gtest/gtest.h>
-
 #include <functional>
 #include <memory>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "memory/arena_bank.h"
 #include "memory/retained_buffer.h"
@@ -68,12 +68,9 @@ std::vector<Step> scenario(ExecutionMode mode) {
     };
   }
   return {
-      commit(0, {64 * kKiB, 0, 16 * kKiB}, context),
-      begin(0, 2 * kKiB, context),
-      commit(0, {64 * kKiB, 8 * kKiB, 16 * kKiB}, context),
-      begin(1, kKiB, context),
-      commit(1, {64 * kKiB, 8 * kKiB, 16 * kKiB}, context),
-      begin(0, 2 * kKiB, context),
+      commit(0, {64 * kKiB, 0, 16 * kKiB}, context),        begin(0, 2 * kKiB, context),
+      commit(0, {64 * kKiB, 8 * kKiB, 16 * kKiB}, context), begin(1, kKiB, context),
+      commit(1, {64 * kKiB, 8 * kKiB, 16 * kKiB}, context), begin(0, 2 * kKiB, context),
   };
 }
 

@@ -1,9 +1,9 @@
 #include "memory/arena_bank.h"
 
-#include <gtest/gtest.h>
-
 #include <array>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "support/device_rig.h"
 
@@ -13,7 +13,8 @@ namespace {
 constexpr GrowthContext kProgram{ExecutionMode::kProgram, false};
 constexpr GrowthContext kKernel{ExecutionMode::kKernel, false};
 
-constexpr BankRequest kPlan{.gm_heap = 64 * 1024, .gm_sm = 8 * 1024, .runtime_pool = 16 * 1024};
+constexpr std::uint64_t kKiB = 1024;
+constexpr BankRequest kPlan{.gm_heap = 64 * kKiB, .gm_sm = 8 * kKiB, .runtime_pool = 16 * kKiB};
 
 // Everything a caller can observe about a bank.
 struct BankState {
@@ -210,8 +211,8 @@ TEST_F(ArenaBankTest, ProgramGrowthRebasesTheRegion) {
 TEST_F(ArenaBankTest, ProgramZeroRequestReleasesACommittedRegion) {
   ASSERT_TRUE(bank.commit(kPlan, kProgram).status.is_ok());
   void *const pool = bank.base(BankRegion::kRuntimePool);
-  const BankCommitOutcome outcome = bank.commit(BankRequest{kPlan.gm_heap, kPlan.gm_sm, 0},
-                                                kProgram);
+  const BankCommitOutcome outcome =
+      bank.commit(BankRequest{kPlan.gm_heap, kPlan.gm_sm, 0}, kProgram);
   ASSERT_TRUE(outcome.status.is_ok());
   EXPECT_TRUE(outcome.bases_changed);
   EXPECT_FALSE(bank.is_committed(BankRegion::kRuntimePool));
@@ -223,9 +224,8 @@ TEST_F(ArenaBankTest, ProgramZeroRequestReleasesACommittedRegion) {
 TEST_F(ArenaBankTest, ProgramSmallerRequestKeepsRegionAndRememberedSize) {
   ASSERT_TRUE(bank.commit(kPlan, kProgram).status.is_ok());
   const BankState held = BankState::of(bank);
-  const BankCommitOutcome outcome =
-      bank.commit(BankRequest{kPlan.gm_heap / 2, kPlan.gm_sm / 2, kPlan.runtime_pool / 2},
-                  kProgram);
+  const BankCommitOutcome outcome = bank.commit(
+      BankRequest{kPlan.gm_heap / 2, kPlan.gm_sm / 2, kPlan.runtime_pool / 2}, kProgram);
   ASSERT_TRUE(outcome.status.is_ok());
   EXPECT_FALSE(outcome.bases_changed);
   EXPECT_EQ(BankState::of(bank), held);
@@ -294,15 +294,15 @@ TEST_P(ArenaBankFailureTest, AllocationFailureChangesNothing) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    ModesAndFailureKinds, ArenaBankFailureTest,
-    ::testing::Combine(::testing::Values(ExecutionMode::kProgram, ExecutionMode::kKernel),
-                       ::testing::Bool()),
-    [](const ::testing::TestParamInfo<ArenaBankFailureTest::ParamType> &info) {
-      const bool kernel = std::get<0>(info.param) == ExecutionMode::kKernel;
-      return std::string(kernel ? "Kernel" : "Program") +
-             (std::get<1>(info.param) ? "Throw" : "Null");
-    });
+INSTANTIATE_TEST_SUITE_P(ModesAndFailureKinds, ArenaBankFailureTest,
+                         ::testing::Combine(::testing::Values(ExecutionMode::kProgram,
+                                                              ExecutionMode::kKernel),
+                                            ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<ArenaBankFailureTest::ParamType> &info) {
+                           const bool kernel = std::get<0>(info.param) == ExecutionMode::kKernel;
+                           return std::string(kernel ? "Kernel" : "Program") +
+                                  (std::get<1>(info.param) ? "Throw" : "Null");
+                         });
 
 TEST_F(ArenaBankTest, AllocationFailureOnTheFirstCommitLeavesTheBankEmpty) {
   rig.faults.fail_nth_allocation(2);

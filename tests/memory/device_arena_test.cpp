@@ -1,15 +1,17 @@
 #include "memory/device_arena.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdint>
+
+#include <gtest/gtest.h>
 
 #include "support/device_rig.h"
 
 namespace replayrt {
 namespace {
 
-std::uintptr_t address(const void *ptr) { return reinterpret_cast<std::uintptr_t>(ptr); }
+std::uintptr_t address(const void *ptr) {
+  return reinterpret_cast<std::uintptr_t>(ptr);
+}
 
 class DeviceArenaTest : public ::testing::Test {
  protected:

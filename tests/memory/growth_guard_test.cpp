@@ -47,8 +47,12 @@ class GrowthGuardTest : public ::testing::TestWithParam<GuardCase> {};
 
 TEST_P(GrowthGuardTest, Decides) {
   const GuardCase &c = GetParam();
-  const GrowthRequest request{GrowthPoint::kRetainedStaging, {c.mode, c.in_launch}, c.published,
-                              c.capacity, c.required, c.zero};
+  const GrowthRequest request{GrowthPoint::kRetainedStaging,
+                              {c.mode, c.in_launch},
+                              c.published,
+                              c.capacity,
+                              c.required,
+                              c.zero};
   EXPECT_EQ(growth_decision_name(decide_growth(request)), growth_decision_name(c.expected));
 }
 
@@ -71,8 +75,7 @@ TEST(GrowthGuardRefusalTest, NamesThePointRequestAndCapacity) {
 }
 
 TEST(GrowthGuardRefusalTest, ReleaseRefusalSaysRelease) {
-  const GrowthRequest request{GrowthPoint::kArenaRuntimePool, {K, false}, true, 4096, 0,
-                              Releases};
+  const GrowthRequest request{GrowthPoint::kArenaRuntimePool, {K, false}, true, 4096, 0, Releases};
   const Status refusal = refuse_growth(request);
   EXPECT_EQ(refusal.growth_point(), GrowthPoint::kArenaRuntimePool);
   EXPECT_NE(refusal.message().find("releasing"), std::string::npos) << refusal.message();

@@ -22,8 +22,8 @@ TEST(PrebuiltImageCacheTest, StartsEmpty) {
 TEST(PrebuiltImageCacheTest, HitsOnlyForTheSameBankKeyAndBases) {
   PrebuiltImageCache cache;
   const BankBases bases = fake_bases(0x10000);
-  cache.store({.bank = 1, .bases = bases, .content_key = 42, .image_offset = 64,
-               .image_bytes = 512});
+  cache.store(
+      {.bank = 1, .bases = bases, .content_key = 42, .image_offset = 64, .image_bytes = 512});
   PrebuiltImageCache::Entry entry;
   ASSERT_TRUE(cache.lookup(1, 42, bases, &entry));
   EXPECT_EQ(entry.image_offset, 64u);
@@ -57,7 +57,7 @@ TEST(PrebuiltImageCacheTest, SurvivesRefusalsAndAllocationFailuresOfItsBank) {
   const GrowthContext kernel{ExecutionMode::kKernel, false};
   const BankRequest plan{4096, 4096, 4096};
   auto commit = [&](const BankRequest &request, GrowthContext context) {
-    const BankCommitOutcome outcome = bank.commit(request, context);
+    BankCommitOutcome outcome = bank.commit(request, context);
     if (outcome.bases_changed) {
       cache.invalidate_bank(0);
     }

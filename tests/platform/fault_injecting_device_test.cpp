@@ -1,8 +1,8 @@
 #include "platform/fault_injecting_device.h"
 
-#include <gtest/gtest.h>
-
 #include <new>
+
+#include <gtest/gtest.h>
 
 #include "platform/sim/sim_device.h"
 

@@ -6,9 +6,13 @@ SimDevice::SimDevice(SimDeviceOptions options) : memory_(options.memory) {}
 
 SimDevice::~SimDevice() = default;
 
-void *SimDevice::allocate(std::size_t bytes) { return memory_.allocate(bytes); }
+void *SimDevice::allocate(std::size_t bytes) {
+  return memory_.allocate(bytes);
+}
 
-Status SimDevice::free(void *ptr) { return memory_.free(ptr); }
+Status SimDevice::free(void *ptr) {
+  return memory_.free(ptr);
+}
 
 Status SimDevice::copy_host_to_device(void *dst, const void *src, std::size_t bytes) {
   return memory_.copy_host_to_device(dst, src, bytes);
@@ -30,6 +34,8 @@ std::optional<AllocationInfo> SimDevice::find_allocation(const void *address) co
   return memory_.find_allocation(address);
 }
 
-MemoryCounters SimDevice::memory_counters() const { return memory_.counters(); }
+MemoryCounters SimDevice::memory_counters() const {
+  return memory_.counters();
+}
 
 }  // namespace replayrt::sim

@@ -12,7 +12,9 @@ std::size_t round_up(std::size_t value, std::size_t align) {
   return (value + align - 1) / align * align;
 }
 
-const void *as_ptr(std::uintptr_t address) { return reinterpret_cast<const void *>(address); }
+const void *as_ptr(std::uintptr_t address) {
+  return reinterpret_cast<const void *>(address);
+}
 }  // namespace
 
 SimMemory::SimMemory(SimMemoryOptions options) : options_(options) {}
@@ -53,10 +55,9 @@ Status SimMemory::free(void *ptr) {
     for (const QuarantinedBlock &block : quarantine_) {
       if (block.base == address) {
         const unsigned long long generation = block.generation;
-        return Status::error(
-            RRT_ERR_INVALID_ARGUMENT,
-            format("device free of %p: already freed (allocation generation %llu)", ptr,
-                   generation));
+        return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                             format("device free of %p: already freed (allocation generation %llu)",
+                                    ptr, generation));
       }
     }
     if (const auto owner = find_locked(address)) {
@@ -163,9 +164,9 @@ Status SimMemory::check_range_locked(const void *address, std::size_t bytes,
   const auto start = reinterpret_cast<std::uintptr_t>(address);
   const auto owner = find_locked(start);
   if (!owner) {
-    return Status::error(RRT_ERR_INVALID_ARGUMENT,
-                         format("copy %s %p is not inside a live device allocation", role,
-                                address));
+    return Status::error(
+        RRT_ERR_INVALID_ARGUMENT,
+        format("copy %s %p is not inside a live device allocation", role, address));
   }
   if (bytes > owner->size - (start - owner->base)) {
     const unsigned long long requested = bytes;

@@ -1,8 +1,8 @@
 /* A consumer of the installed package: links the shared library through find_package. */
-#include <replayrt/replayrt.h>
-
 #include <stdio.h>
 #include <string.h>
+
+#include <replayrt/replayrt.h>
 
 int main(void) {
   if (strcmp(rrt_status_name(RRT_ERR_STALE_ADDRESS), "RRT_ERR_STALE_ADDRESS") != 0) {

@@ -1,16 +1,18 @@
 #include "platform/sim/sim_memory.h"
 
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 namespace replayrt::sim {
 namespace {
 
-std::uintptr_t address(const void *ptr) { return reinterpret_cast<std::uintptr_t>(ptr); }
+std::uintptr_t address(const void *ptr) {
+  return reinterpret_cast<std::uintptr_t>(ptr);
+}
 
 TEST(SimMemoryTest, AllocationsAre1024AlignedAndDistinct) {
   SimMemory memory;
@@ -170,8 +172,7 @@ TEST(SimMemoryTest, CopiesRoundTripAndStayInsideOneAllocation) {
             RRT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(memory.memset(device + 1000, 0, 100).code(), RRT_ERR_INVALID_ARGUMENT);
   ASSERT_TRUE(memory.free(device).is_ok());
-  EXPECT_EQ(memory.copy_host_to_device(device, host.data(), 16).code(),
-            RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(memory.copy_host_to_device(device, host.data(), 16).code(), RRT_ERR_INVALID_ARGUMENT);
   ASSERT_TRUE(memory.free(device2).is_ok());
 }
 
