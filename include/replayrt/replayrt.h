@@ -31,6 +31,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #if defined(__GNUC__) || defined(__clang__)
 #define RRT_API __attribute__((visibility("default")))
@@ -204,6 +205,18 @@ typedef struct rrt_kernel_args {
 } rrt_kernel_args_t;
 /* Runs on a device-side worker thread. Returns 0 on success; nonzero fails the run. */
 typedef int (*rrt_kernel_fn)(const rrt_kernel_args_t *args, void *user);
+/* Float scalars travel as the IEEE-754 binary32 bit pattern in the low 32 bits. */
+static inline uint64_t rrt_scalar_from_f32(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, sizeof bits);
+  return (uint64_t)bits;
+}
+static inline float rrt_scalar_to_f32(uint64_t scalar) {
+  const uint32_t bits = (uint32_t)scalar;
+  float value;
+  memcpy(&value, &bits, sizeof value);
+  return value;
+}
 /* Built-in kernels are pre-registered under their names ("fill", "copy", "add", "mul",
    "scale", "matmul", "softmax", "rmsnorm", "silu", "gelu"). A name may be registered once per
    context; `user` must outlive the context. */
@@ -228,9 +241,11 @@ typedef enum rrt_bind_strategy {
   RRT_BIND_HOST_BUILD = 1
 } rrt_bind_strategy_t;
 typedef enum rrt_operand_kind {
-  RRT_OPERAND_PARAM = 0,
-  RRT_OPERAND_INTERMEDIATE = 1,
-  RRT_OPERAND_SCALAR = 2
+  RRT_OPERAND_PARAM = 0,        /* index: a tensor parameter */
+  RRT_OPERAND_INTERMEDIATE = 1, /* index: an intermediate tensor (in gm_heap) */
+  RRT_OPERAND_SCALAR = 2,       /* index: a scalar whose value comes with each run */
+  RRT_OPERAND_IMMEDIATE = 3     /* a scalar fixed in the callable: its value is `index` itself
+                                   (zero-extended; a float parameter holds its binary32 bits) */
 } rrt_operand_kind_t;
 
 #define RRT_MAX_DIMS 8
@@ -268,6 +283,11 @@ typedef struct rrt_callable_desc {
    definitions side by side: see rrt_capacity_plan_fit_all. */
 RRT_API rrt_status_t rrt_capacity_plan_fit(const rrt_callable_desc_t *desc,
                                            rrt_capacity_plan_t *plan);
+/* Grows *plan so that a kernel-mode context can prepare all `count` callables side by side and
+   run any of them: runtime images add up (each rounded up to 1024 bytes), working regions take
+   the maximum. Pass every callable the context will prepare in one call. */
+RRT_API rrt_status_t rrt_capacity_plan_fit_all(const rrt_callable_desc_t *const *descs,
+                                               uint32_t count, rrt_capacity_plan_t *plan);
 /* Validates and stages the callable; the runtime mints the id (never reused before
    finalize). In kernel mode the callable's runtime image (or graph definition) is uploaded
    once, here, into the frozen capacity; a callable that does not fit is refused

@@ -85,13 +85,16 @@ BankCommitOutcome ArenaBank::commit(const BankRequest &request, GrowthContext co
   for (const BankRegion which : kRegions) {
     Region &r = region(which);
     switch (decisions[static_cast<std::size_t>(which)]) {
-      case GrowthDecision::kFirstAllocate:
       case GrowthDecision::kGrow:
+        ++r.base_changes;
+        [[fallthrough]];
+      case GrowthDecision::kFirstAllocate:
         r.arena.publish_replacement();
         r.cached_size = request.bytes(which);
         bases_changed = true;
         break;
       case GrowthDecision::kRelease:
+        ++r.base_changes;
         r.cached_size = 0;
         bases_changed = true;
         break;
@@ -125,6 +128,10 @@ bool ArenaBank::is_committed(BankRegion which) const noexcept {
 
 std::uint64_t ArenaBank::cached_size(BankRegion which) const noexcept {
   return region(which).cached_size;
+}
+
+std::uint64_t ArenaBank::base_changes(BankRegion which) const noexcept {
+  return region(which).base_changes;
 }
 
 std::uint64_t ArenaBank::alloc_count() const noexcept {

@@ -76,6 +76,9 @@ class ArenaBank {
   bool is_committed(BankRegion which) const noexcept;
   std::uint64_t cached_size(BankRegion which) const noexcept;
 
+  // How often a published base of the region moved or was released (teardown excluded).
+  std::uint64_t base_changes(BankRegion which) const noexcept;
+
   // Successful allocator calls over the three regions.
   std::uint64_t alloc_count() const noexcept;
   std::uint64_t free_count() const noexcept;
@@ -90,6 +93,7 @@ class ArenaBank {
     explicit Region(DeviceAllocator allocator) noexcept : arena(allocator) {}
     DeviceArena arena;
     std::uint64_t cached_size = 0;
+    std::uint64_t base_changes = 0;
   };
 
   Region &region(BankRegion which) noexcept { return regions_[static_cast<std::size_t>(which)]; }

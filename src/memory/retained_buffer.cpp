@@ -39,8 +39,11 @@ Status RetainedBuffer::begin(std::uint64_t required, GrowthContext context) {
                                 bytes));
   }
   ++alloc_count_;
-  if (address_ != nullptr && allocator_.deallocate(allocator_.context, address_) == 0) {
-    ++free_count_;
+  if (address_ != nullptr) {
+    ++base_changes_;
+    if (allocator_.deallocate(allocator_.context, address_) == 0) {
+      ++free_count_;
+    }
   }
   address_ = grown;
   capacity_ = required;

@@ -48,6 +48,8 @@ class RetainedBuffer {
   void *address() const noexcept { return address_; }
   std::uint64_t capacity() const noexcept { return capacity_; }
   std::uint64_t used() const noexcept { return cursor_; }
+  // How often a growth replaced the published buffer.
+  std::uint64_t base_changes() const noexcept { return base_changes_; }
   std::uint64_t alloc_count() const noexcept { return alloc_count_; }
   std::uint64_t free_count() const noexcept { return free_count_; }
 
@@ -59,6 +61,7 @@ class RetainedBuffer {
   void *address_ = nullptr;
   std::uint64_t capacity_ = 0;
   std::uint64_t cursor_ = 0;
+  std::uint64_t base_changes_ = 0;
   std::uint64_t alloc_count_ = 0;
   std::uint64_t free_count_ = 0;
 };

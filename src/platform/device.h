@@ -6,7 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 
 #include "common/status.h"
 
@@ -28,9 +30,37 @@ struct MemoryCounters {
   std::uint64_t peak_live_bytes = 0;
 };
 
-// Device memory. Shared preconditions: a device range [ptr, ptr + bytes) must lie inside one
-// live allocation, else the call returns RRT_ERR_INVALID_ARGUMENT and does nothing. Copies and
-// memset here are synchronous. Every member is thread-safe.
+// A device entry point: the device half of the runtime, launched like any device function.
+// It runs on the device (sim: a stream's executor thread) with the invocation bytes the launch
+// enqueued, and returns OK or the failure that becomes sticky on the stream.
+using DeviceEntry = Status (*)(void *entry_context, const std::byte *invocation,
+                               std::size_t invocation_bytes);
+
+struct LaunchRequest {
+  DeviceEntry entry = nullptr;
+  void *entry_context = nullptr;
+  // Copied at enqueue (and into the graph at capture); the caller's buffer may be reused at
+  // once.
+  std::span<const std::byte> invocation;
+  // Every device address the launched work may dereference. A capture records each one with
+  // the allocation it belongs to, for the replay's stale-address check.
+  std::span<const void *const> referenced;
+};
+
+// A device address a graph captured, with the allocation it belonged to at capture.
+struct CapturedAddress {
+  std::uintptr_t address = 0;
+  std::uintptr_t base = 0;
+  std::uint64_t generation = 0;
+};
+
+class Event;
+class Graph;
+class Stream;
+
+// Device memory and execution. Shared preconditions: a device range [ptr, ptr + bytes) must
+// lie inside one live allocation, else the call returns RRT_ERR_INVALID_ARGUMENT and does
+// nothing. Copies and memset here are synchronous. Every member is thread-safe.
 class Device {
  public:
   Device() = default;
@@ -55,6 +85,101 @@ class Device {
   // The live allocation containing `address`, if any.
   virtual std::optional<AllocationInfo> find_allocation(const void *address) const = 0;
   virtual MemoryCounters memory_counters() const = 0;
+
+  virtual Status create_stream(std::unique_ptr<Stream> *out) = 0;
+  virtual Status create_event(std::unique_ptr<Event> *out) = 0;
+};
+
+// An in-order queue of device work.
+//
+// Enqueue calls return once the work is queued; it executes later, in order. A stream that is
+// capturing records the work into a graph instead of executing it.
+//
+// Failures: an operation that fails on the device (a launch entry returning an error, or a
+// copy whose device range is no longer live) makes its failure sticky on the stream: later
+// copies, memsets and launches on it are skipped; event records still complete and carry the
+// failure to whoever waits on them (a stream that waits on such an event becomes failed too).
+// synchronize() reports the failure and clears it.
+//
+// Capture: begin_capture() → enqueue ... → end_capture(&graph). While capturing, every enqueue
+// is recorded: launches with their invocation bytes and referenced addresses, copies and
+// memsets with their addresses, event records and waits. An enqueue whose device address is
+// not inside a live allocation fails and is not recorded. synchronize() and replay() on a
+// capturing stream return RRT_ERR_INVALID_STATE. Work queued before begin_capture still runs.
+//
+// Replay: replay(graph) first checks every captured device address: it must still lie in the
+// same live allocation (same base, same generation). If any does not, it returns
+// RRT_ERR_STALE_ADDRESS naming the address, and enqueues nothing. Otherwise it enqueues
+// exactly the recorded operations, as one contiguous block, with the recorded bytes. An event
+// wait inside a graph binds, at replay, to the event's most recent record at that point. A
+// graph may be replayed any number of times, on any stream of the device that captured it,
+// interleaved with other graphs. Events a graph records or waits on must outlive the graph.
+//
+// Thread safety: every member may be called from any thread. Destruction waits for queued
+// work; destroying a capturing stream abandons the capture.
+class Stream {
+ public:
+  Stream() = default;
+  virtual ~Stream() = default;
+  Stream(const Stream &) = delete;
+  Stream &operator=(const Stream &) = delete;
+  Stream(Stream &&) = delete;
+  Stream &operator=(Stream &&) = delete;
+
+  // The host buffer of a host-to-device copy is read when the copy executes; the host buffer
+  // of a device-to-host copy is written then. Both must stay valid until then (for a graph:
+  // through every replay).
+  virtual Status enqueue_copy_host_to_device(void *dst, const void *src, std::size_t bytes) = 0;
+  virtual Status enqueue_copy_device_to_host(void *dst, const void *src, std::size_t bytes) = 0;
+  virtual Status enqueue_copy_device_to_device(void *dst, const void *src,
+                                               std::size_t bytes) = 0;
+  virtual Status enqueue_memset(void *dst, int value, std::size_t bytes) = 0;
+  virtual Status enqueue_launch(const LaunchRequest &request) = 0;
+
+  virtual Status record_event(Event &event) = 0;
+  // Later work on this stream waits for `event`'s most recent record (none: no wait).
+  virtual Status wait_event(Event &event) = 0;
+
+  // Waits until all queued work has executed; returns and clears the sticky failure.
+  virtual Status synchronize() = 0;
+
+  virtual Status begin_capture() = 0;
+  virtual Status end_capture(std::unique_ptr<Graph> *out) = 0;
+  virtual bool is_capturing() const = 0;
+
+  virtual Status replay(const Graph &graph) = 0;
+};
+
+// A record/wait marker between streams and the host.
+class Event {
+ public:
+  Event() = default;
+  virtual ~Event() = default;
+  Event(const Event &) = delete;
+  Event &operator=(const Event &) = delete;
+  Event(Event &&) = delete;
+  Event &operator=(Event &&) = delete;
+
+  // Waits for the most recent record (as of this call) to execute; returns the failure it
+  // carried, if any. OK at once for an event never recorded.
+  virtual Status synchronize() = 0;
+  // True when the most recent record has executed (or there is none).
+  virtual bool query() const = 0;
+};
+
+// Recorded device work, replayable by Stream::replay.
+class Graph {
+ public:
+  Graph() = default;
+  virtual ~Graph() = default;
+  Graph(const Graph &) = delete;
+  Graph &operator=(const Graph &) = delete;
+  Graph(Graph &&) = delete;
+  Graph &operator=(Graph &&) = delete;
+
+  virtual std::size_t operation_count() const = 0;
+  // Every device address the stale-address check compares at replay.
+  virtual std::span<const CapturedAddress> captured_addresses() const = 0;
 };
 
 }  // namespace replayrt

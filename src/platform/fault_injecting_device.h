@@ -48,6 +48,8 @@ class FaultInjectingDevice final : public Device {
     return inner_.find_allocation(address);
   }
   MemoryCounters memory_counters() const override { return inner_.memory_counters(); }
+  Status create_stream(std::unique_ptr<Stream> *out) override { return inner_.create_stream(out); }
+  Status create_event(std::unique_ptr<Event> *out) override { return inner_.create_event(out); }
 
  private:
   enum class OneShot { kNone, kReturnNull, kThrow };

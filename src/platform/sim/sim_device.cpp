@@ -1,5 +1,11 @@
 #include "platform/sim/sim_device.h"
 
+#include <system_error>
+
+#include "common/format.h"
+#include "platform/sim/sim_event.h"
+#include "platform/sim/sim_stream.h"
+
 namespace replayrt::sim {
 
 SimDevice::SimDevice(SimDeviceOptions options) : memory_(options.memory) {}
@@ -36,6 +42,28 @@ std::optional<AllocationInfo> SimDevice::find_allocation(const void *address) co
 
 MemoryCounters SimDevice::memory_counters() const {
   return memory_.counters();
+}
+
+Status SimDevice::create_stream(std::unique_ptr<Stream> *out) {
+  if (out == nullptr) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT, "create_stream with a null stream output");
+  }
+  try {
+    *out = std::make_unique<SimStream>(memory_);
+  } catch (const std::system_error &error) {
+    return Status::error(
+        RRT_ERR_INTERNAL,
+        format("create_stream: cannot start the stream's executor thread: %s", error.what()));
+  }
+  return Status::ok();
+}
+
+Status SimDevice::create_event(std::unique_ptr<Event> *out) {
+  if (out == nullptr) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT, "create_event with a null event output");
+  }
+  *out = std::make_unique<SimEvent>();
+  return Status::ok();
 }
 
 }  // namespace replayrt::sim

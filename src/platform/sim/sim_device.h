@@ -1,6 +1,8 @@
 // SimDevice: the simulator backend of the Device interface.
 #pragma once
 
+#include <memory>
+
 #include "platform/device.h"
 #include "platform/sim/sim_memory.h"
 
@@ -10,6 +12,9 @@ struct SimDeviceOptions {
   SimMemoryOptions memory;
 };
 
+// Memory is SimMemory; streams are SimStreams (one executor thread each) and events are
+// SimEvents. Streams and graphs must not outlive the device; events may.
+// Thread safety: every member is thread-safe.
 class SimDevice final : public Device {
  public:
   explicit SimDevice(SimDeviceOptions options = {});
@@ -23,6 +28,11 @@ class SimDevice final : public Device {
   Status memset(void *dst, int value, std::size_t bytes) override;
   std::optional<AllocationInfo> find_allocation(const void *address) const override;
   MemoryCounters memory_counters() const override;
+  // RRT_ERR_INVALID_ARGUMENT for a null `out`; RRT_ERR_INTERNAL when the executor thread cannot
+  // be started.
+  Status create_stream(std::unique_ptr<Stream> *out) override;
+  // RRT_ERR_INVALID_ARGUMENT for a null `out`.
+  Status create_event(std::unique_ptr<Event> *out) override;
 
   SimMemory &memory() noexcept { return memory_; }
 

@@ -1,0 +1,36 @@
+// The C ABI boundary: every exported function runs its body through guarded(), which turns a
+// Status into a code and the calling thread's last-error detail, and stops every exception.
+#pragma once
+
+#include <new>
+#include <utility>
+
+#include <replayrt/replayrt.h>
+
+#include "common/status.h"
+
+namespace replayrt::capi {
+
+// Records `status` (which must be an error) as this thread's last error, its message
+// prefixed with `function`, and returns its code.
+rrt_status_t record_failure(const char *function, const Status &status) noexcept;
+
+// Runs `body` (returning Status). OK → RRT_OK, leaving the last error as it was. A failure is
+// recorded; std::bad_alloc becomes RRT_ERR_INTERNAL ("host out of memory"); any other
+// exception RRT_ERR_INTERNAL naming the function.
+template <class Body>
+rrt_status_t guarded(const char *function, Body &&body) noexcept {
+  try {
+    const Status status = std::forward<Body>(body)();
+    return status.is_ok() ? RRT_OK : record_failure(function, status);
+  } catch (const std::bad_alloc &) {
+    return record_failure(function, Status::error(RRT_ERR_INTERNAL, "host out of memory"));
+  } catch (...) {
+    return record_failure(function, Status::error(RRT_ERR_INTERNAL, "unexpected exception"));
+  }
+}
+
+// RRT_ERR_INVALID_ARGUMENT "<what> is null" unless `ptr` is set.
+Status require_non_null(const void *ptr, const char *what);
+
+}  // namespace replayrt::capi

@@ -1,0 +1,81 @@
+// Kernels, capacity plans and callables.
+#include <algorithm>
+#include <span>
+
+#include "capi/api_guard.h"
+#include "capi/handles.h"
+#include "capi/validate.h"
+#include "common/format.h"
+#include "runtime/capacity_plan.h"
+
+using replayrt::Status;
+using replayrt::capi::guarded;
+using replayrt::capi::require_non_null;
+
+extern "C" {
+
+RRT_API rrt_status_t rrt_kernel_register(rrt_context_t ctx, const char *name, rrt_kernel_fn fn,
+                                         void *user, int32_t *out_kernel_id) {
+  return guarded("rrt_kernel_register", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
+    RRT_RETURN_IF_ERROR(require_non_null(name, "name"));
+    RRT_RETURN_IF_ERROR(require_non_null(reinterpret_cast<const void *>(fn), "fn"));
+    RRT_RETURN_IF_ERROR(require_non_null(out_kernel_id, "out_kernel_id"));
+    RRT_RETURN_IF_ERROR(ctx->engine->check_not_poisoned());
+    replayrt::KernelEntry entry;
+    entry.name = name;
+    entry.fn = fn;
+    entry.user = user;
+    return ctx->engine->kernels().add(std::move(entry), out_kernel_id);
+  });
+}
+
+RRT_API rrt_status_t rrt_kernel_lookup(rrt_context_t ctx, const char *name,
+                                       int32_t *out_kernel_id) {
+  return guarded("rrt_kernel_lookup", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
+    RRT_RETURN_IF_ERROR(require_non_null(name, "name"));
+    RRT_RETURN_IF_ERROR(require_non_null(out_kernel_id, "out_kernel_id"));
+    return ctx->engine->kernels().find(name, out_kernel_id);
+  });
+}
+
+RRT_API rrt_status_t rrt_capacity_plan_fit(const rrt_callable_desc_t *desc,
+                                           rrt_capacity_plan_t *plan) {
+  return guarded("rrt_capacity_plan_fit", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(replayrt::capi::validate_callable_desc(desc));
+    RRT_RETURN_IF_ERROR(require_non_null(plan, "plan"));
+    return replayrt::fit_capacity_plan(std::span<const rrt_callable_desc_t *const>(&desc, 1),
+                                       replayrt::PlanFit::kOneCallable, plan);
+  });
+}
+
+RRT_API rrt_status_t rrt_capacity_plan_fit_all(const rrt_callable_desc_t *const *descs,
+                                               uint32_t count, rrt_capacity_plan_t *plan) {
+  return guarded("rrt_capacity_plan_fit_all", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(plan, "plan"));
+    if (count != 0) {
+      RRT_RETURN_IF_ERROR(require_non_null(descs, "descs"));
+    }
+    const std::span<const rrt_callable_desc_t *const> all(descs, count);
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      Status valid = replayrt::capi::validate_callable_desc(all[i]);
+      if (!valid.is_ok()) {
+        return std::move(valid).with_context(replayrt::format("descs[%zu]", i));
+      }
+    }
+    return replayrt::fit_capacity_plan(all, replayrt::PlanFit::kSideBySide, plan);
+  });
+}
+
+RRT_API rrt_status_t rrt_callable_prepare(rrt_context_t ctx, const rrt_callable_desc_t *desc,
+                                          int32_t *out_callable_id) {
+  return guarded("rrt_callable_prepare", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
+    RRT_RETURN_IF_ERROR(replayrt::capi::validate_callable_desc(desc));
+    RRT_RETURN_IF_ERROR(require_non_null(out_callable_id, "out_callable_id"));
+    return ctx->engine->prepare_callable(*desc, out_callable_id);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,209 @@
+// Contexts, caller device memory and statistics.
+#include <cstring>
+
+#include "capi/api_guard.h"
+#include "capi/handles.h"
+#include "capi/stream_lookup.h"
+#include "capi/validate.h"
+#include "common/format.h"
+#include "platform/device_factory.h"
+
+using replayrt::Status;
+using replayrt::capi::guarded;
+using replayrt::capi::require_non_null;
+
+namespace {
+
+Status require_context(rrt_context_t ctx) { return require_non_null(ctx, "ctx"); }
+
+}  // namespace
+
+extern "C" {
+
+RRT_API rrt_status_t rrt_context_create(const rrt_context_options_t *options,
+                                        rrt_context_t *out) {
+  return guarded("rrt_context_create", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(replayrt::capi::validate_context_options(options));
+    RRT_RETURN_IF_ERROR(require_non_null(out, "out"));
+    std::unique_ptr<replayrt::Device> device;
+    RRT_RETURN_IF_ERROR(replayrt::create_device(options->platform, options->device_id, &device));
+    auto context = std::make_unique<rrt_context_s>();
+    context->platform = options->platform;
+    const unsigned workers = options->device_workers == 0 ? 1 : options->device_workers;
+    RRT_RETURN_IF_ERROR(replayrt::Engine::create(std::move(device), workers, &context->engine));
+    *out = context.release();
+    return Status::ok();
+  });
+}
+
+RRT_API int rrt_kernel_mode_supported(rrt_context_t ctx) {
+  return ctx != nullptr && replayrt::platform_supports_kernel_mode(ctx->platform) ? 1 : 0;
+}
+
+RRT_API rrt_status_t rrt_program_init(rrt_context_t ctx) {
+  return guarded("rrt_program_init", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_context(ctx));
+    return ctx->engine->program_init();
+  });
+}
+
+RRT_API rrt_status_t rrt_kernel_init(rrt_context_t ctx, const rrt_kernel_config_t *config) {
+  return guarded("rrt_kernel_init", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_context(ctx));
+    RRT_RETURN_IF_ERROR(replayrt::capi::validate_kernel_config(config));
+    if (!replayrt::platform_supports_kernel_mode(ctx->platform)) {
+      return Status::error(RRT_ERR_UNSUPPORTED, "this platform has no kernel mode");
+    }
+    return ctx->engine->kernel_init(*config);
+  });
+}
+
+RRT_API rrt_status_t rrt_context_mode(rrt_context_t ctx, rrt_mode_t *mode, int *latched) {
+  return guarded("rrt_context_mode", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_context(ctx));
+    RRT_RETURN_IF_ERROR(require_non_null(mode, "mode"));
+    RRT_RETURN_IF_ERROR(require_non_null(latched, "latched"));
+    const replayrt::ExecutionModeLatch &latch = ctx->engine->context().latch();
+    *latched = latch.is_latched() ? 1 : 0;
+    *mode = latch.is_kernel() ? RRT_MODE_KERNEL : RRT_MODE_PROGRAM;
+    return Status::ok();
+  });
+}
+
+RRT_API rrt_status_t rrt_context_finalize(rrt_context_t ctx) {
+  return guarded("rrt_context_finalize", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_context(ctx));
+    {
+      const std::lock_guard<std::mutex> lock(ctx->mutex);
+      for (rrt_stream_s *stream : ctx->streams) {
+        if (!stream->stream->is_capturing()) {
+          (void)stream->stream->synchronize();
+        }
+      }
+    }
+    return ctx->engine->finalize();
+  });
+}
+
+RRT_API rrt_status_t rrt_context_destroy(rrt_context_t ctx) {
+  return guarded("rrt_context_destroy", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_context(ctx));
+    std::size_t streams = 0;
+    {
+      const std::lock_guard<std::mutex> lock(ctx->mutex);
+      streams = ctx->streams.size();
+    }
+    const int events = ctx->live_events.load();
+    const int graphs = ctx->live_graphs.load();
+    const int runs = ctx->live_runs.load();
+    if (streams != 0 || events != 0 || graphs != 0 || runs != 0) {
+      return Status::error(RRT_ERR_INVALID_STATE,
+                           replayrt::format("%zu streams, %d events, %d graphs and %d runs of "
+                                            "this context are still alive; destroy them first",
+                                            streams, events, graphs, runs));
+    }
+    RRT_RETURN_IF_ERROR(ctx->engine->finalize());
+    for (void *ptr : ctx->caller_allocations) {
+      (void)ctx->engine->device().free(ptr);
+    }
+    delete ctx;
+    return Status::ok();
+  });
+}
+
+RRT_API rrt_status_t rrt_device_alloc(rrt_context_t ctx, size_t bytes, void **out) {
+  return guarded("rrt_device_alloc", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_context(ctx));
+    RRT_RETURN_IF_ERROR(require_non_null(out, "out"));
+    if (bytes == 0) {
+      return Status::error(RRT_ERR_INVALID_ARGUMENT, "bytes is zero");
+    }
+    RRT_RETURN_IF_ERROR(ctx->engine->check_not_poisoned());
+    void *ptr = ctx->engine->device().allocate(bytes);
+    if (ptr == nullptr) {
+      return Status::error(RRT_ERR_OUT_OF_MEMORY,
+                           replayrt::format("device allocation of %zu bytes failed", bytes));
+    }
+    const std::lock_guard<std::mutex> lock(ctx->mutex);
+    ctx->caller_allocations.insert(ptr);
+    *out = ptr;
+    return Status::ok();
+  });
+}
+
+RRT_API rrt_status_t rrt_device_free(rrt_context_t ctx, void *device_ptr) {
+  return guarded("rrt_device_free", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_context(ctx));
+    RRT_RETURN_IF_ERROR(require_non_null(device_ptr, "device_ptr"));
+    const std::lock_guard<std::mutex> lock(ctx->mutex);
+    const auto it = ctx->caller_allocations.find(device_ptr);
+    if (it == ctx->caller_allocations.end()) {
+      return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                           replayrt::format("%p was not returned by rrt_device_alloc on this "
+                                            "context, or was freed already",
+                                            device_ptr));
+    }
+    RRT_RETURN_IF_ERROR(ctx->engine->device().free(device_ptr));
+    ctx->caller_allocations.erase(it);
+    return Status::ok();
+  });
+}
+
+RRT_API rrt_status_t rrt_memcpy_h2d(rrt_context_t ctx, void *dst, const void *src, size_t bytes,
+                                    rrt_stream_t stream) {
+  return guarded("rrt_memcpy_h2d", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_context(ctx));
+    RRT_RETURN_IF_ERROR(require_non_null(dst, "dst"));
+    RRT_RETURN_IF_ERROR(require_non_null(src, "src"));
+    RRT_RETURN_IF_ERROR(ctx->engine->check_not_poisoned());
+    if (stream == nullptr) {
+      return ctx->engine->device().copy_host_to_device(dst, src, bytes);
+    }
+    RRT_RETURN_IF_ERROR(replayrt::capi::check_stream_of(ctx, stream));
+    return stream->stream->enqueue_copy_host_to_device(dst, src, bytes);
+  });
+}
+
+RRT_API rrt_status_t rrt_memcpy_d2h(rrt_context_t ctx, void *dst, const void *src, size_t bytes,
+                                    rrt_stream_t stream) {
+  return guarded("rrt_memcpy_d2h", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_context(ctx));
+    RRT_RETURN_IF_ERROR(require_non_null(dst, "dst"));
+    RRT_RETURN_IF_ERROR(require_non_null(src, "src"));
+    RRT_RETURN_IF_ERROR(ctx->engine->check_not_poisoned());
+    if (stream == nullptr) {
+      return ctx->engine->device().copy_device_to_host(dst, src, bytes);
+    }
+    RRT_RETURN_IF_ERROR(replayrt::capi::check_stream_of(ctx, stream));
+    return stream->stream->enqueue_copy_device_to_host(dst, src, bytes);
+  });
+}
+
+RRT_API rrt_status_t rrt_context_stats(rrt_context_t ctx, rrt_stats_t *out) {
+  return guarded("rrt_context_stats", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_context(ctx));
+    RRT_RETURN_IF_ERROR(replayrt::capi::validate_stats_out(out));
+    const replayrt::DeviceContext &context = ctx->engine->context();
+    const replayrt::ContextCounters &counters = context.counters();
+    rrt_stats_t stats{};
+    stats.struct_size = out->struct_size;
+    stats.device_alloc_calls = counters.device_alloc_calls.load();
+    stats.device_free_calls = counters.device_free_calls.load();
+    stats.live_bytes = counters.live_bytes.load();
+    stats.peak_bytes = counters.peak_bytes.load();
+    stats.launches = counters.launches.load();
+    stats.replays = counters.replays.load();
+    stats.stale_address_refusals = counters.stale_address_refusals.load();
+    for (int i = 0; i < replayrt::kGrowthPointCount; ++i) {
+      const auto index = static_cast<std::size_t>(i);
+      stats.refusals[index] = counters.refusals[index].load();
+      const replayrt::RegionStats region =
+          context.region_stats(static_cast<replayrt::GrowthPoint>(i));
+      stats.regions[index] = rrt_region_stats_t{region.capacity, region.used, region.base_changes};
+    }
+    std::memcpy(out, &stats, sizeof stats);
+    return Status::ok();
+  });
+}
+
+}  // extern "C"

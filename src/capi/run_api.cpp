@@ -1,0 +1,90 @@
+// Program-mode runs and kernel-mode launches.
+#include "capi/api_guard.h"
+#include "capi/handles.h"
+#include "capi/stream_lookup.h"
+#include "capi/validate.h"
+
+using replayrt::Status;
+using replayrt::capi::guarded;
+using replayrt::capi::require_non_null;
+
+namespace {
+
+replayrt::RunArgsView view_of(const rrt_run_args_t &args) {
+  return replayrt::RunArgsView{{args.tensors, args.num_tensors}, {args.scalars, args.num_scalars}};
+}
+
+}  // namespace
+
+extern "C" {
+
+RRT_API rrt_status_t rrt_run_prepare(rrt_context_t ctx, int32_t callable_id,
+                                     const rrt_run_args_t *args, rrt_run_t *out) {
+  return guarded("rrt_run_prepare", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
+    RRT_RETURN_IF_ERROR(replayrt::capi::validate_run_args(args));
+    RRT_RETURN_IF_ERROR(require_non_null(out, "out"));
+    auto run = std::make_unique<rrt_run_s>();
+    run->context = ctx;
+    RRT_RETURN_IF_ERROR(ctx->engine->run_prepare(callable_id, view_of(*args), &run->run));
+    ctx->live_runs.fetch_add(1);
+    *out = run.release();
+    return Status::ok();
+  });
+}
+
+RRT_API rrt_status_t rrt_run_launch(rrt_run_t run, rrt_stream_t stream) {
+  return guarded("rrt_run_launch", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(run, "run"));
+    if (stream != nullptr) {
+      RRT_RETURN_IF_ERROR(replayrt::capi::check_stream_of(run->context, stream));
+    }
+    return run->context->engine->run_launch(*run->run,
+                                             stream != nullptr ? stream->stream.get() : nullptr);
+  });
+}
+
+RRT_API rrt_status_t rrt_run_wait(rrt_run_t run) {
+  return guarded("rrt_run_wait", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(run, "run"));
+    return run->context->engine->run_wait(*run->run);
+  });
+}
+
+RRT_API rrt_status_t rrt_run_finalize(rrt_run_t run) {
+  return guarded("rrt_run_finalize", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(run, "run"));
+    Status finalized = run->context->engine->run_finalize(*run->run);
+    run->context->live_runs.fetch_sub(1);
+    delete run;
+    return finalized;
+  });
+}
+
+RRT_API rrt_status_t rrt_run(rrt_context_t ctx, int32_t callable_id, const rrt_run_args_t *args) {
+  return guarded("rrt_run", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
+    RRT_RETURN_IF_ERROR(replayrt::capi::validate_run_args(args));
+    replayrt::Engine &engine = *ctx->engine;
+    std::unique_ptr<replayrt::ProgramRun> run;
+    RRT_RETURN_IF_ERROR(engine.run_prepare(callable_id, view_of(*args), &run));
+    Status status = engine.run_launch(*run, nullptr);
+    if (status.is_ok()) {
+      status = engine.run_wait(*run);
+    }
+    Status finalized = engine.run_finalize(*run);
+    return status.is_ok() ? finalized : status;
+  });
+}
+
+RRT_API rrt_status_t rrt_kernel_launch(rrt_context_t ctx, int32_t callable_id,
+                                       const rrt_run_args_t *args, rrt_stream_t caller_stream) {
+  return guarded("rrt_kernel_launch", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
+    RRT_RETURN_IF_ERROR(replayrt::capi::validate_run_args(args));
+    RRT_RETURN_IF_ERROR(replayrt::capi::check_stream_of(ctx, caller_stream));
+    return ctx->engine->kernel_launch(callable_id, view_of(*args), *caller_stream->stream);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,209 @@
+// Streams, events, capture and graph replay.
+#include <algorithm>
+
+#include "capi/api_guard.h"
+#include "capi/handles.h"
+#include "capi/stream_lookup.h"
+#include "common/format.h"
+
+using replayrt::Status;
+using replayrt::capi::guarded;
+using replayrt::capi::require_non_null;
+
+namespace replayrt::capi {
+
+Status check_stream_of(const rrt_context_s *ctx, const rrt_stream_s *stream) {
+  RRT_RETURN_IF_ERROR(require_non_null(stream, "stream"));
+  if (stream->context != ctx) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT, "the stream belongs to another context");
+  }
+  return Status::ok();
+}
+
+}  // namespace replayrt::capi
+
+namespace {
+
+Status check_same_context(const rrt_event_s *event, const rrt_stream_s *stream) {
+  RRT_RETURN_IF_ERROR(require_non_null(event, "event"));
+  RRT_RETURN_IF_ERROR(require_non_null(stream, "stream"));
+  if (event->context != stream->context) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                         "the event and the stream belong to different contexts");
+  }
+  return Status::ok();
+}
+
+// A graph recorded this event: it must outlive the graph.
+void note_captured_event(rrt_stream_s *stream, rrt_event_s *event) {
+  const std::lock_guard<std::mutex> lock(stream->capture_mutex);
+  if (std::find(stream->capture_events.begin(), stream->capture_events.end(), event) ==
+      stream->capture_events.end()) {
+    stream->capture_events.push_back(event);
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+RRT_API rrt_status_t rrt_stream_create(rrt_context_t ctx, rrt_stream_t *out) {
+  return guarded("rrt_stream_create", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
+    RRT_RETURN_IF_ERROR(require_non_null(out, "out"));
+    RRT_RETURN_IF_ERROR(ctx->engine->check_not_poisoned());
+    auto stream = std::make_unique<rrt_stream_s>();
+    stream->context = ctx;
+    RRT_RETURN_IF_ERROR(ctx->engine->device().create_stream(&stream->stream));
+    const std::lock_guard<std::mutex> lock(ctx->mutex);
+    ctx->streams.insert(stream.get());
+    *out = stream.release();
+    return Status::ok();
+  });
+}
+
+RRT_API rrt_status_t rrt_stream_destroy(rrt_stream_t stream) {
+  return guarded("rrt_stream_destroy", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(stream, "stream"));
+    if (stream->stream->is_capturing()) {
+      return Status::error(RRT_ERR_INVALID_STATE,
+                           "the stream is capturing; end the capture before destroying it");
+    }
+    rrt_context_s *ctx = stream->context;
+    ctx->engine->before_stream_destroy(*stream->stream);
+    (void)stream->stream->synchronize();
+    {
+      const std::lock_guard<std::mutex> lock(ctx->mutex);
+      ctx->streams.erase(stream);
+    }
+    delete stream;
+    return Status::ok();
+  });
+}
+
+RRT_API rrt_status_t rrt_stream_synchronize(rrt_stream_t stream) {
+  return guarded("rrt_stream_synchronize", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(stream, "stream"));
+    return stream->stream->synchronize();
+  });
+}
+
+RRT_API rrt_status_t rrt_event_create(rrt_context_t ctx, rrt_event_t *out) {
+  return guarded("rrt_event_create", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
+    RRT_RETURN_IF_ERROR(require_non_null(out, "out"));
+    RRT_RETURN_IF_ERROR(ctx->engine->check_not_poisoned());
+    auto event = std::make_unique<rrt_event_s>();
+    event->context = ctx;
+    RRT_RETURN_IF_ERROR(ctx->engine->device().create_event(&event->event));
+    ctx->live_events.fetch_add(1);
+    *out = event.release();
+    return Status::ok();
+  });
+}
+
+RRT_API rrt_status_t rrt_event_record(rrt_event_t event, rrt_stream_t stream) {
+  return guarded("rrt_event_record", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(check_same_context(event, stream));
+    const bool capturing = stream->stream->is_capturing();
+    RRT_RETURN_IF_ERROR(stream->stream->record_event(*event->event));
+    if (capturing) {
+      note_captured_event(stream, event);
+    }
+    return Status::ok();
+  });
+}
+
+RRT_API rrt_status_t rrt_stream_wait_event(rrt_stream_t stream, rrt_event_t event) {
+  return guarded("rrt_stream_wait_event", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(check_same_context(event, stream));
+    const bool capturing = stream->stream->is_capturing();
+    RRT_RETURN_IF_ERROR(stream->stream->wait_event(*event->event));
+    if (capturing) {
+      note_captured_event(stream, event);
+    }
+    return Status::ok();
+  });
+}
+
+RRT_API rrt_status_t rrt_event_synchronize(rrt_event_t event) {
+  return guarded("rrt_event_synchronize", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(event, "event"));
+    return event->event->synchronize();
+  });
+}
+
+RRT_API rrt_status_t rrt_event_destroy(rrt_event_t event) {
+  return guarded("rrt_event_destroy", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(event, "event"));
+    const int references = event->graph_references.load();
+    if (references != 0) {
+      return Status::error(RRT_ERR_INVALID_STATE,
+                           replayrt::format("%d graphs record or wait on this event; destroy "
+                                            "them first",
+                                            references));
+    }
+    (void)event->event->synchronize();
+    event->context->live_events.fetch_sub(1);
+    delete event;
+    return Status::ok();
+  });
+}
+
+RRT_API rrt_status_t rrt_stream_begin_capture(rrt_stream_t stream) {
+  return guarded("rrt_stream_begin_capture", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(stream, "stream"));
+    RRT_RETURN_IF_ERROR(stream->context->engine->check_ready());
+    if (stream->stream->is_capturing()) {
+      return Status::error(RRT_ERR_INVALID_STATE, "the stream is already capturing");
+    }
+    stream->context->engine->before_capture(*stream->stream);
+    {
+      const std::lock_guard<std::mutex> lock(stream->capture_mutex);
+      stream->capture_events.clear();
+    }
+    return stream->stream->begin_capture();
+  });
+}
+
+RRT_API rrt_status_t rrt_stream_end_capture(rrt_stream_t stream, rrt_graph_t *out) {
+  return guarded("rrt_stream_end_capture", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(stream, "stream"));
+    RRT_RETURN_IF_ERROR(require_non_null(out, "out"));
+    auto graph = std::make_unique<rrt_graph_s>();
+    graph->context = stream->context;
+    RRT_RETURN_IF_ERROR(stream->stream->end_capture(&graph->graph));
+    {
+      const std::lock_guard<std::mutex> lock(stream->capture_mutex);
+      graph->events.swap(stream->capture_events);
+    }
+    for (rrt_event_s *event : graph->events) {
+      event->graph_references.fetch_add(1);
+    }
+    stream->context->live_graphs.fetch_add(1);
+    *out = graph.release();
+    return Status::ok();
+  });
+}
+
+RRT_API rrt_status_t rrt_graph_replay(rrt_graph_t graph, rrt_stream_t stream) {
+  return guarded("rrt_graph_replay", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(graph, "graph"));
+    RRT_RETURN_IF_ERROR(replayrt::capi::check_stream_of(graph->context, stream));
+    return graph->context->engine->replay(*graph->graph, *stream->stream);
+  });
+}
+
+RRT_API rrt_status_t rrt_graph_destroy(rrt_graph_t graph) {
+  return guarded("rrt_graph_destroy", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(graph, "graph"));
+    for (rrt_event_s *event : graph->events) {
+      event->graph_references.fetch_sub(1);
+    }
+    graph->context->live_graphs.fetch_sub(1);
+    delete graph;
+    return Status::ok();
+  });
+}
+
+}  // extern "C"

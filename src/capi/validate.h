@@ -1,0 +1,28 @@
+// Structural validation of C ABI arguments. Each validator is pure (it reads its arguments
+// and touches no state) and returns OK or RRT_ERR_INVALID_ARGUMENT with a message naming the
+// offending argument or field. Callers validate before touching any state.
+#pragma once
+
+#include <replayrt/replayrt.h>
+
+#include "common/status.h"
+
+namespace replayrt::capi {
+
+// The first published size of each versioned struct; smaller sizes are rejected, larger ones
+// come from newer callers and their extra fields are ignored.
+inline constexpr uint32_t kContextOptionsV1Size = sizeof(rrt_context_options_t);
+inline constexpr uint32_t kKernelConfigV1Size = sizeof(rrt_kernel_config_t);
+inline constexpr uint32_t kCallableDescV1Size = sizeof(rrt_callable_desc_t);
+inline constexpr uint32_t kRunArgsV1Size = sizeof(rrt_run_args_t);
+inline constexpr uint32_t kStatsV1Size = sizeof(rrt_stats_t);
+
+inline constexpr uint32_t kMaxDeviceWorkers = 64;
+
+Status validate_context_options(const rrt_context_options_t *options);
+Status validate_kernel_config(const rrt_kernel_config_t *config);
+Status validate_callable_desc(const rrt_callable_desc_t *desc);
+Status validate_run_args(const rrt_run_args_t *args);
+Status validate_stats_out(const rrt_stats_t *out);
+
+}  // namespace replayrt::capi

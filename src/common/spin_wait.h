@@ -1,0 +1,48 @@
+// Spin-then-park waiting. On these machines a condition-variable handoff between two threads
+// costs tens of microseconds while a spinning one costs well under one, so device workers and
+// host waits spin briefly before they block (as CUDA's spin/auto scheduling does).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace replayrt {
+
+// How long a waiter spins before it blocks.
+inline constexpr std::chrono::nanoseconds kDefaultSpinBudget = std::chrono::microseconds(50);
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+// Spins until pred() is true or `budget` has passed; returns the last pred() value.
+template <class Pred>
+bool spin_until(Pred pred, std::chrono::nanoseconds budget = kDefaultSpinBudget) {
+  if (pred()) {
+    return true;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + budget;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      cpu_relax();
+      if (pred()) {
+        return true;
+      }
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return pred();
+    }
+  }
+}
+
+// Blocks until `counter` >= `target`: spins for `budget`, then parks in counter.wait().
+// Whoever advances the counter calls counter.notify_all() afterwards.
+void wait_until_at_least(const std::atomic<std::uint64_t> &counter, std::uint64_t target,
+                         std::chrono::nanoseconds budget = kDefaultSpinBudget) noexcept;
+
+}  // namespace replayrt

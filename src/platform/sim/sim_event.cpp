@@ -1,0 +1,57 @@
+#include "platform/sim/sim_event.h"
+
+#include "common/spin_wait.h"
+
+namespace replayrt::sim {
+
+std::uint64_t SimEventState::begin_record() noexcept {
+  return recorded_.fetch_add(1, std::memory_order_acq_rel) + 1;
+}
+
+std::uint64_t SimEventState::latest_record() const noexcept {
+  return recorded_.load(std::memory_order_acquire);
+}
+
+void SimEventState::complete_record(std::uint64_t sequence, const Status &failure) {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (sequence <= completed_.load(std::memory_order_relaxed)) {
+      return;
+    }
+    failure_ = failure;
+    completed_.store(sequence, std::memory_order_release);
+  }
+  completed_.notify_all();
+}
+
+bool SimEventState::is_complete(std::uint64_t sequence) const noexcept {
+  return completed_.load(std::memory_order_acquire) >= sequence;
+}
+
+void SimEventState::wait_for(std::uint64_t sequence) const noexcept {
+  wait_until_at_least(completed_, sequence);
+}
+
+Status SimEventState::carried_failure() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return failure_;
+}
+
+SimEvent::SimEvent() : state_(std::make_shared<SimEventState>()) {}
+
+SimEvent::~SimEvent() = default;
+
+Status SimEvent::synchronize() {
+  const std::uint64_t target = state_->latest_record();
+  if (target == 0) {
+    return Status::ok();
+  }
+  state_->wait_for(target);
+  return state_->carried_failure();
+}
+
+bool SimEvent::query() const {
+  return state_->is_complete(state_->latest_record());
+}
+
+}  // namespace replayrt::sim

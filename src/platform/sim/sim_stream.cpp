@@ -1,0 +1,398 @@
+#include "platform/sim/sim_stream.h"
+
+#include <utility>
+
+#include "common/format.h"
+#include "common/spin_wait.h"
+#include "platform/sim/sim_event.h"
+
+namespace replayrt::sim {
+
+namespace {
+const void *as_ptr(std::uintptr_t address) {
+  return reinterpret_cast<const void *>(address);
+}
+
+Status capturing_error(const char *call) {
+  return Status::error(
+      RRT_ERR_INVALID_STATE,
+      format("stream %s while the stream is capturing; end the capture first", call));
+}
+}  // namespace
+
+SimStream::SimStream(SimMemory &memory) : memory_(memory) {
+  executor_ = std::thread([this] { run_executor(); });
+}
+
+SimStream::~SimStream() {
+  wait_until_at_least(completed_, enqueued_.load(std::memory_order_acquire));
+  bool wake = false;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    capturing_ = false;
+    capture_operations_.clear();
+    capture_addresses_.clear();
+    wake = executor_parked_;
+  }
+  if (wake) {
+    wake_.notify_one();
+  }
+  executor_.join();
+}
+
+Status SimStream::enqueue_copy_host_to_device(void *dst, const void *src, std::size_t bytes) {
+  SimOperation operation;
+  operation.kind = SimOperation::Kind::kCopyHostToDevice;
+  operation.dst = dst;
+  operation.src = src;
+  operation.bytes = bytes;
+  const DeviceRange ranges[] = {{dst, bytes, "host-to-device copy destination"}};
+  return submit(std::move(operation), ranges, {});
+}
+
+Status SimStream::enqueue_copy_device_to_host(void *dst, const void *src, std::size_t bytes) {
+  SimOperation operation;
+  operation.kind = SimOperation::Kind::kCopyDeviceToHost;
+  operation.dst = dst;
+  operation.src = src;
+  operation.bytes = bytes;
+  const DeviceRange ranges[] = {{src, bytes, "device-to-host copy source"}};
+  return submit(std::move(operation), ranges, {});
+}
+
+Status SimStream::enqueue_copy_device_to_device(void *dst, const void *src, std::size_t bytes) {
+  SimOperation operation;
+  operation.kind = SimOperation::Kind::kCopyDeviceToDevice;
+  operation.dst = dst;
+  operation.src = src;
+  operation.bytes = bytes;
+  const DeviceRange ranges[] = {{src, bytes, "device-to-device copy source"},
+                                {dst, bytes, "device-to-device copy destination"}};
+  return submit(std::move(operation), ranges, {});
+}
+
+Status SimStream::enqueue_memset(void *dst, int value, std::size_t bytes) {
+  SimOperation operation;
+  operation.kind = SimOperation::Kind::kMemset;
+  operation.dst = dst;
+  operation.value = value;
+  operation.bytes = bytes;
+  const DeviceRange ranges[] = {{dst, bytes, "memset destination"}};
+  return submit(std::move(operation), ranges, {});
+}
+
+Status SimStream::enqueue_launch(const LaunchRequest &request) {
+  if (request.entry == nullptr) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT, "stream launch with a null device entry");
+  }
+  SimOperation operation;
+  operation.kind = SimOperation::Kind::kLaunch;
+  operation.entry = request.entry;
+  operation.entry_context = request.entry_context;
+  operation.invocation = InvocationBytes(request.invocation);
+  return submit(std::move(operation), {}, request.referenced);
+}
+
+Status SimStream::record_event(Event &event) {
+  return submit_event_operation(event, SimOperation::Kind::kRecordEvent);
+}
+
+Status SimStream::wait_event(Event &event) {
+  return submit_event_operation(event, SimOperation::Kind::kWaitEvent);
+}
+
+Status SimStream::synchronize() {
+  std::uint64_t target = 0;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (capturing_) {
+      return capturing_error("synchronize");
+    }
+    target = enqueued_.load(std::memory_order_relaxed);
+  }
+  wait_until_at_least(completed_, target);
+  if (!failed_.load(std::memory_order_acquire)) {
+    return Status::ok();
+  }
+  const std::lock_guard<std::mutex> lock(failure_mutex_);
+  failed_.store(false, std::memory_order_relaxed);
+  return std::exchange(failure_, Status::ok());
+}
+
+Status SimStream::begin_capture() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (capturing_) {
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         "stream begin_capture while the stream is already capturing");
+  }
+  capturing_ = true;
+  capture_operations_.clear();
+  capture_addresses_.clear();
+  return Status::ok();
+}
+
+Status SimStream::end_capture(std::unique_ptr<Graph> *out) {
+  if (out == nullptr) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT, "stream end_capture with a null graph output");
+  }
+  std::vector<SimOperation> operations;
+  std::vector<CapturedAddress> addresses;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!capturing_) {
+      return Status::error(RRT_ERR_INVALID_STATE,
+                           "stream end_capture without a capture in progress");
+    }
+    capturing_ = false;
+    operations.swap(capture_operations_);
+    addresses.swap(capture_addresses_);
+  }
+  *out = std::make_unique<SimGraph>(memory_, std::move(operations), std::move(addresses));
+  return Status::ok();
+}
+
+bool SimStream::is_capturing() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return capturing_;
+}
+
+Status SimStream::replay(const Graph &graph) {
+  const auto *sim_graph = dynamic_cast<const SimGraph *>(&graph);
+  if (sim_graph == nullptr) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                         "stream replay of a graph that the simulator did not capture");
+  }
+  if (&sim_graph->memory() != &memory_) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                         "stream replay of a graph captured on a different device");
+  }
+  const std::span<const SimOperation> operations = sim_graph->operations();
+  bool wake = false;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (capturing_) {
+      return capturing_error("replay");
+    }
+    RRT_RETURN_IF_ERROR(sim_graph->check_addresses());
+    const std::size_t first = queue_.size();
+    try {
+      queue_.reserve(first + operations.size());
+      for (const SimOperation &recorded : operations) {
+        queue_.push_back(recorded);
+      }
+    } catch (...) {
+      queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(first), queue_.end());
+      throw;
+    }
+    for (std::size_t i = first; i < queue_.size(); ++i) {
+      bind_event_locked(queue_[i]);
+    }
+    wake = publish_locked(operations.size());
+  }
+  if (wake) {
+    wake_.notify_one();
+  }
+  return Status::ok();
+}
+
+Status SimStream::submit(SimOperation operation, std::span<const DeviceRange> ranges,
+                         std::span<const void *const> referenced) {
+  bool wake = false;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (capturing_) {
+      const std::size_t first = capture_addresses_.size();
+      RRT_RETURN_IF_ERROR(resolve_locked(ranges, referenced));
+      try {
+        capture_operations_.push_back(std::move(operation));
+      } catch (...) {
+        capture_addresses_.resize(first);
+        throw;
+      }
+      return Status::ok();
+    }
+    queue_.push_back(std::move(operation));
+    bind_event_locked(queue_.back());
+    wake = publish_locked(1);
+  }
+  if (wake) {
+    wake_.notify_one();
+  }
+  return Status::ok();
+}
+
+Status SimStream::submit_event_operation(Event &event, SimOperation::Kind kind) {
+  auto *const sim_event = dynamic_cast<SimEvent *>(&event);
+  if (sim_event == nullptr) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                         "stream event record or wait on an event the simulator did not create");
+  }
+  SimOperation operation;
+  operation.kind = kind;
+  operation.event = sim_event->state();
+  return submit(std::move(operation), {}, {});
+}
+
+Status SimStream::resolve_locked(std::span<const DeviceRange> ranges,
+                                 std::span<const void *const> referenced) {
+  const std::size_t first = capture_addresses_.size();
+  const auto reject = [&](Status status) {
+    capture_addresses_.resize(first);
+    return status;
+  };
+  for (const DeviceRange &range : ranges) {
+    if (range.bytes == 0) {
+      continue;
+    }
+    const auto owner = memory_.find_allocation(range.address);
+    if (!owner) {
+      return reject(Status::error(RRT_ERR_INVALID_ARGUMENT,
+                                  format("capture: %s %p is not inside a live device allocation",
+                                         range.role, range.address)));
+    }
+    const auto start = reinterpret_cast<std::uintptr_t>(range.address);
+    if (range.bytes > owner->size - (start - owner->base)) {
+      const unsigned long long requested = range.bytes;
+      const unsigned long long size = owner->size;
+      return reject(Status::error(
+          RRT_ERR_INVALID_ARGUMENT,
+          format("capture: %s [%p, +%llu) runs past the end of its %llu-byte allocation at %p",
+                 range.role, range.address, requested, size, as_ptr(owner->base))));
+    }
+    capture_addresses_.push_back(CapturedAddress{start, owner->base, owner->generation});
+  }
+  for (const void *address : referenced) {
+    const auto owner = memory_.find_allocation(address);
+    if (!owner) {
+      return reject(Status::error(
+          RRT_ERR_INVALID_ARGUMENT,
+          format("capture: launch references %p, which is not inside a live device allocation",
+                 address)));
+    }
+    capture_addresses_.push_back(
+        CapturedAddress{reinterpret_cast<std::uintptr_t>(address), owner->base, owner->generation});
+  }
+  return Status::ok();
+}
+
+void SimStream::bind_event_locked(SimOperation &operation) {
+  if (operation.kind == SimOperation::Kind::kRecordEvent) {
+    operation.sequence = operation.event->begin_record();
+  } else if (operation.kind == SimOperation::Kind::kWaitEvent) {
+    operation.sequence = operation.event->latest_record();
+  }
+}
+
+bool SimStream::publish_locked(std::size_t count) {
+  enqueued_.store(enqueued_.load(std::memory_order_relaxed) + count, std::memory_order_release);
+  return executor_parked_;
+}
+
+void SimStream::run_executor() {
+  std::uint64_t taken = 0;
+  for (;;) {
+    spin_until([&] { return enqueued_.load(std::memory_order_relaxed) != taken; });
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      while (queue_.empty() && !stopping_) {
+        executor_parked_ = true;
+        wake_.wait(lock);
+        executor_parked_ = false;
+      }
+      if (queue_.empty()) {
+        return;
+      }
+      batch_.swap(queue_);
+    }
+    taken += batch_.size();
+    for (SimOperation &operation : batch_) {
+      execute(operation);
+      completed_.fetch_add(1, std::memory_order_release);
+      completed_.notify_all();
+    }
+    batch_.clear();
+  }
+}
+
+void SimStream::execute(SimOperation &operation) {
+  switch (operation.kind) {
+    case SimOperation::Kind::kRecordEvent:
+      operation.event->complete_record(operation.sequence, current_failure());
+      return;
+    case SimOperation::Kind::kWaitEvent: {
+      if (operation.sequence == 0) {
+        return;
+      }
+      operation.event->wait_for(operation.sequence);
+      if (failed_.load(std::memory_order_relaxed)) {
+        return;
+      }
+      Status carried = operation.event->carried_failure();
+      if (!carried.is_ok()) {
+        fail(std::move(carried).with_context("stream waited on an event whose record failed"));
+      }
+      return;
+    }
+    default:
+      break;
+  }
+  if (failed_.load(std::memory_order_relaxed)) {
+    return;
+  }
+  Status result = execute_device_work(operation);
+  if (!result.is_ok()) {
+    fail(std::move(result));
+  }
+}
+
+Status SimStream::execute_device_work(const SimOperation &operation) {
+  Status result;
+  const char *context = "";
+  switch (operation.kind) {
+    case SimOperation::Kind::kCopyHostToDevice:
+      result = memory_.copy_host_to_device(operation.dst, operation.src, operation.bytes);
+      context = "stream host-to-device copy";
+      break;
+    case SimOperation::Kind::kCopyDeviceToHost:
+      result = memory_.copy_device_to_host(operation.dst, operation.src, operation.bytes);
+      context = "stream device-to-host copy";
+      break;
+    case SimOperation::Kind::kCopyDeviceToDevice:
+      result = memory_.copy_device_to_device(operation.dst, operation.src, operation.bytes);
+      context = "stream device-to-device copy";
+      break;
+    case SimOperation::Kind::kMemset:
+      result = memory_.memset(operation.dst, operation.value, operation.bytes);
+      context = "stream memset";
+      break;
+    case SimOperation::Kind::kLaunch:
+      return operation.entry(operation.entry_context, operation.invocation.data(),
+                             operation.invocation.size());
+    case SimOperation::Kind::kRecordEvent:
+    case SimOperation::Kind::kWaitEvent:
+      break;
+  }
+  if (result.is_ok()) {
+    return result;
+  }
+  return std::move(result).with_context(context);
+}
+
+void SimStream::fail(Status failure) {
+  const std::lock_guard<std::mutex> lock(failure_mutex_);
+  if (!failed_.load(std::memory_order_relaxed)) {
+    failure_ = std::move(failure);
+    failed_.store(true, std::memory_order_release);
+  }
+}
+
+Status SimStream::current_failure() const {
+  if (!failed_.load(std::memory_order_relaxed)) {
+    return Status::ok();
+  }
+  const std::lock_guard<std::mutex> lock(failure_mutex_);
+  return failure_;
+}
+
+}  // namespace replayrt::sim

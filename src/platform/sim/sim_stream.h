@@ -1,0 +1,134 @@
+// SimStream: the simulator backend of the Stream interface.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "platform/device.h"
+#include "platform/sim/sim_graph.h"
+#include "platform/sim/sim_memory.h"
+
+namespace replayrt::sim {
+
+// A stream of the simulator: Stream's contract (platform/device.h), executed by one executor
+// thread per stream that plays the device.
+//
+// Execution: enqueue calls append to a queue under the stream's mutex and wake the executor
+// only when it is parked. The executor takes the whole queue at once and runs it in order:
+// copies and memsets through SimMemory (outside capture, enqueue does not check device ranges;
+// a range that is not live when the copy runs is the copy's failure, with SimMemory's
+// RRT_ERR_INVALID_ARGUMENT), launches by calling the entry on the executor thread with the
+// invocation bytes copied at enqueue. When the queue is empty it spins briefly for more work,
+// then parks. synchronize() and the destructor wait the same way: spin briefly, then block.
+//
+// Failures: the first failing copy, memset or launch, or a wait on an event whose record
+// carried a failure, becomes the stream's sticky failure (a failed wait keeps the event's code
+// and says the stream waited on a failed event). While one is stored, copies, memsets and
+// launches are skipped; event records still complete and carry a copy of it; event waits still
+// wait. synchronize() returns it and clears it.
+//
+// Events: record_event takes the event's next record number at enqueue; wait_event binds at
+// enqueue to the event's latest record number. Both accept only SimEvents
+// (RRT_ERR_INVALID_ARGUMENT otherwise).
+//
+// Capture: while capturing, a copy or memset resolves each device range (which must lie inside
+// one live allocation) and a launch resolves each referenced address (which must lie inside a
+// live allocation) into a CapturedAddress; an enqueue that fails this returns
+// RRT_ERR_INVALID_ARGUMENT naming the address and records nothing. Host pointers are recorded
+// as given. end_capture(nullptr) returns RRT_ERR_INVALID_ARGUMENT and keeps capturing.
+//
+// Replay: accepts only a SimGraph captured on a stream of the same SimDevice
+// (RRT_ERR_INVALID_ARGUMENT otherwise), checks its addresses (SimGraph::check_addresses), then
+// appends copies of its operations to the queue under one acquisition of the stream's mutex.
+// Event records and waits in the graph take or bind their record numbers then, in graph order.
+//
+// Lifetime: created by SimDevice::create_stream; the device must outlive the stream.
+// Destruction waits for queued work (ignoring any failure), abandons a capture in progress and
+// joins the executor. No call may run concurrently with the destructor.
+// Thread safety: every member is thread-safe.
+class SimStream final : public Stream {
+ public:
+  // Starts the executor thread; throws std::system_error when the thread cannot be started.
+  explicit SimStream(SimMemory &memory);
+  ~SimStream() override;
+
+  Status enqueue_copy_host_to_device(void *dst, const void *src, std::size_t bytes) override;
+  Status enqueue_copy_device_to_host(void *dst, const void *src, std::size_t bytes) override;
+  Status enqueue_copy_device_to_device(void *dst, const void *src, std::size_t bytes) override;
+  Status enqueue_memset(void *dst, int value, std::size_t bytes) override;
+  Status enqueue_launch(const LaunchRequest &request) override;
+
+  Status record_event(Event &event) override;
+  Status wait_event(Event &event) override;
+
+  Status synchronize() override;
+
+  Status begin_capture() override;
+  Status end_capture(std::unique_ptr<Graph> *out) override;
+  bool is_capturing() const override;
+
+  Status replay(const Graph &graph) override;
+
+ private:
+  struct DeviceRange {
+    const void *address = nullptr;
+    std::size_t bytes = 0;
+    const char *role = "";  // names the range in error messages
+  };
+
+  // Queues `operation` or, while capturing, records it after resolving `ranges` (each must lie
+  // inside one live allocation) and `referenced` (each must lie inside a live allocation).
+  Status submit(SimOperation operation, std::span<const DeviceRange> ranges,
+                std::span<const void *const> referenced);
+  Status submit_event_operation(Event &event, SimOperation::Kind kind);
+  // Requires mutex_. Appends a CapturedAddress for each range and referenced address to
+  // capture_addresses_; on failure appends nothing.
+  Status resolve_locked(std::span<const DeviceRange> ranges,
+                        std::span<const void *const> referenced);
+  // Gives a queued event record its record number, or binds a queued wait. Called with mutex_
+  // held, so record numbers follow queue order.
+  static void bind_event_locked(SimOperation &operation);
+  // Requires mutex_. Counts `count` newly queued operations; true when the executor is parked
+  // and must be woken (after unlocking).
+  bool publish_locked(std::size_t count);
+
+  void run_executor();
+  void execute(SimOperation &operation);
+  Status execute_device_work(const SimOperation &operation);
+  void fail(Status failure);
+  Status current_failure() const;
+
+  SimMemory &memory_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<SimOperation> queue_;                 // guarded by mutex_
+  bool executor_parked_ = false;                    // guarded by mutex_
+  bool stopping_ = false;                           // guarded by mutex_
+  bool capturing_ = false;                          // guarded by mutex_
+  std::vector<SimOperation> capture_operations_;    // guarded by mutex_
+  std::vector<CapturedAddress> capture_addresses_;  // guarded by mutex_
+
+  // Operations ever queued (written with mutex_ held) and ever executed or skipped (written by
+  // the executor).
+  std::atomic<std::uint64_t> enqueued_{0};
+  std::atomic<std::uint64_t> completed_{0};
+
+  // The sticky failure. failed_ is set and cleared with failure_mutex_ held and lets the
+  // executor test for a failure without locking.
+  mutable std::mutex failure_mutex_;
+  Status failure_;
+  std::atomic<bool> failed_{false};
+
+  // Executor-only: the batch it is running, swapped with queue_ under mutex_.
+  std::vector<SimOperation> batch_;
+  std::thread executor_;
+};
+
+}  // namespace replayrt::sim

@@ -1,0 +1,45 @@
+// BoundRun: one run of a callable turned into device state, ready to enqueue.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <replayrt/replayrt.h>
+
+namespace replayrt {
+
+// A copy enqueued around the launch: host-to-device before it (staging HOST inputs),
+// device-to-host after it (HOST outputs).
+struct StagedCopy {
+  void *dst = nullptr;
+  const void *src = nullptr;
+  std::uint64_t bytes = 0;
+};
+
+// The arguments of one run, as the C ABI received them (already validated against the
+// callable: one tensor per parameter with the parameter's exact size, one scalar per declared
+// scalar, DEVICE tensors inside live allocations).
+struct RunArgsView {
+  std::span<const rrt_tensor_arg_t> tensors;
+  std::span<const std::uint64_t> scalars;
+};
+
+struct BoundRun {
+  std::vector<std::uint64_t> invocation;  // header + payload, 8-byte aligned
+  std::size_t invocation_bytes = 0;
+  std::vector<StagedCopy> copies_in;
+  std::vector<StagedCopy> copies_out;
+  // Every device address the launch may dereference (image, scheduler state, gm_heap,
+  // tensors), for the capture's stale-address record.
+  std::vector<const void *> referenced;
+
+  std::span<const std::byte> invocation_span() const noexcept {
+    return {reinterpret_cast<const std::byte *>(invocation.data()), invocation_bytes};
+  }
+  // Empties every list, keeping capacity, so a steady state allocates nothing.
+  void clear() noexcept;
+};
+
+}  // namespace replayrt

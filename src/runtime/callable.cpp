@@ -1,0 +1,308 @@
+#include "runtime/callable.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "common/format.h"
+#include "memory/retained_buffer.h"
+#include "runtime/task_graph_image.h"
+
+namespace replayrt {
+
+namespace {
+
+Status invalid(std::string message) {
+  return Status::error(RRT_ERR_INVALID_ARGUMENT, std::move(message));
+}
+
+// FNV-1a, 64 bit.
+class ContentHasher {
+ public:
+  void add(std::uint64_t value) {
+    for (int i = 0; i < 8; ++i) {
+      hash_ ^= (value >> (8 * i)) & 0xff;
+      hash_ *= 0x100000001b3ULL;
+    }
+  }
+  std::uint64_t value() const { return hash_; }
+
+ private:
+  std::uint64_t hash_ = 0xcbf29ce484222325ULL;
+};
+
+Status validate_tensor(const rrt_tensor_desc_t &desc, const char *what, std::uint32_t index,
+                       bool is_param, TensorLayout *out) {
+  const std::uint64_t element = dtype_bytes(desc.dtype);
+  if (element == 0) {
+    return invalid(format("%s %u: unknown dtype %d", what, index, static_cast<int>(desc.dtype)));
+  }
+  if (desc.ndim > RRT_MAX_DIMS) {
+    return invalid(format("%s %u: %u dimensions (at most %d)", what, index, desc.ndim,
+                          RRT_MAX_DIMS));
+  }
+  if (is_param && desc.direction != RRT_DIR_IN && desc.direction != RRT_DIR_OUT &&
+      desc.direction != RRT_DIR_INOUT) {
+    return invalid(format("%s %u: unknown direction %d", what, index,
+                          static_cast<int>(desc.direction)));
+  }
+  std::uint64_t bytes = element;
+  for (std::uint32_t d = 0; d < desc.ndim; ++d) {
+    const std::uint64_t extent = desc.shape[d];
+    if (extent == 0) {
+      return invalid(format("%s %u: dimension %u is zero", what, index, d));
+    }
+    if (extent > Callable::kMaxTensorBytes / bytes) {
+      return invalid(format("%s %u: size overflows (more than %llu bytes)", what, index,
+                            static_cast<unsigned long long>(Callable::kMaxTensorBytes)));
+    }
+    bytes *= extent;
+  }
+  out->dtype = desc.dtype;
+  out->ndim = desc.ndim;
+  std::copy(desc.shape, desc.shape + desc.ndim, out->shape);
+  out->bytes = bytes;
+  out->direction = is_param ? desc.direction : RRT_DIR_INOUT;
+  return Status::ok();
+}
+
+// Tracks, per tensor, the last writer and the readers since, to derive dependencies.
+struct TensorHistory {
+  std::int64_t last_writer = -1;
+  std::vector<std::uint32_t> readers;
+  bool written = false;
+};
+
+}  // namespace
+
+std::uint64_t dtype_bytes(rrt_dtype_t dtype) noexcept {
+  switch (dtype) {
+    case RRT_DTYPE_F32:
+    case RRT_DTYPE_I32:
+      return 4;
+    case RRT_DTYPE_F16:
+    case RRT_DTYPE_BF16:
+      return 2;
+    case RRT_DTYPE_I64:
+      return 8;
+    case RRT_DTYPE_U8:
+      return 1;
+  }
+  return 0;
+}
+
+Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &kernels,
+                        std::unique_ptr<const Callable> *out, UnknownKernels unknown) {
+  static const KernelEntry kUndeclaredUserKernel{"<user kernel>", nullptr, nullptr, -1, -1,
+                                                 false};
+  if (desc.bind != RRT_BIND_DEVICE_BUILD && desc.bind != RRT_BIND_HOST_BUILD) {
+    return invalid(format("unknown bind strategy %d", static_cast<int>(desc.bind)));
+  }
+  if (desc.num_params > kMaxParams || desc.num_intermediates > kMaxIntermediates ||
+      desc.num_scalars > kMaxScalars) {
+    return invalid(format("callable has %u params, %u intermediates, %u scalars (limits %u, "
+                          "%u, %u)",
+                          desc.num_params, desc.num_intermediates, desc.num_scalars, kMaxParams,
+                          kMaxIntermediates, kMaxScalars));
+  }
+  if (desc.num_tasks == 0 || desc.num_tasks > kMaxTasks) {
+    return invalid(format("callable has %u tasks (1 to %u)", desc.num_tasks, kMaxTasks));
+  }
+  if ((desc.num_params != 0 && desc.params == nullptr) ||
+      (desc.num_intermediates != 0 && desc.intermediates == nullptr) ||
+      desc.tasks == nullptr) {
+    return invalid("callable descriptor has a null array with a nonzero count");
+  }
+
+  std::unique_ptr<Callable> callable(new Callable());
+  callable->bind_ = desc.bind;
+  callable->num_scalars_ = desc.num_scalars;
+  callable->params_.resize(desc.num_params);
+  for (std::uint32_t i = 0; i < desc.num_params; ++i) {
+    RRT_RETURN_IF_ERROR(
+        validate_tensor(desc.params[i], "param", i, true, &callable->params_[i]));
+  }
+  callable->intermediates_.resize(desc.num_intermediates);
+  callable->intermediate_offsets_.resize(desc.num_intermediates);
+  std::uint64_t heap = 0;
+  for (std::uint32_t i = 0; i < desc.num_intermediates; ++i) {
+    TensorLayout &layout = callable->intermediates_[i];
+    RRT_RETURN_IF_ERROR(validate_tensor(desc.intermediates[i], "intermediate", i, false, &layout));
+    heap = (heap + kIntermediateAlignment - 1) / kIntermediateAlignment * kIntermediateAlignment;
+    callable->intermediate_offsets_[i] = heap;
+    heap += layout.bytes;
+    if (heap > kMaxTensorBytes) {
+      return invalid("intermediates need more than 1 TiB of gm_heap");
+    }
+  }
+
+  // Tasks: operands, arity and data flow.
+  const std::uint32_t num_tasks = desc.num_tasks;
+  callable->tasks_.resize(num_tasks);
+  std::vector<TensorHistory> param_history(desc.num_params);
+  std::vector<TensorHistory> intermediate_history(desc.num_intermediates);
+  std::vector<std::vector<std::uint32_t>> predecessors(num_tasks);
+  for (std::uint32_t t = 0; t < num_tasks; ++t) {
+    const rrt_task_desc_t &task = desc.tasks[t];
+    const bool registered = kernels.contains(task.kernel_id);
+    if (!registered && (unknown == UnknownKernels::kReject || task.kernel_id < 0)) {
+      return invalid(format("task %u: kernel id %d is not registered", t, task.kernel_id));
+    }
+    const KernelEntry &kernel = registered ? kernels.entry(task.kernel_id) : kUndeclaredUserKernel;
+    if (task.num_operands > kMaxOperandsPerTask) {
+      return invalid(format("task %u: %u operands (at most %u)", t, task.num_operands,
+                            kMaxOperandsPerTask));
+    }
+    if (task.num_operands != 0 && task.operands == nullptr) {
+      return invalid(format("task %u: null operand array", t));
+    }
+    TaskPlan &plan = callable->tasks_[t];
+    plan.kernel_id = task.kernel_id;
+    plan.first_operand = static_cast<std::uint32_t>(callable->operands_.size());
+    for (std::uint32_t o = 0; o < task.num_operands; ++o) {
+      const rrt_operand_t &operand = task.operands[o];
+      switch (operand.kind) {
+        case RRT_OPERAND_PARAM:
+        case RRT_OPERAND_INTERMEDIATE: {
+          if (plan.num_scalars != 0) {
+            return invalid(format("task %u operand %u: tensor operands must come before scalars",
+                                  t, o));
+          }
+          const bool is_param = operand.kind == RRT_OPERAND_PARAM;
+          const std::uint32_t limit = is_param ? desc.num_params : desc.num_intermediates;
+          if (operand.index >= limit) {
+            return invalid(format("task %u operand %u: %s %u out of range (%u declared)", t, o,
+                                  is_param ? "param" : "intermediate", operand.index, limit));
+          }
+          ++plan.num_tensors;
+          break;
+        }
+        case RRT_OPERAND_SCALAR:
+          if (operand.index >= desc.num_scalars) {
+            return invalid(format("task %u operand %u: scalar %u out of range (%u declared)", t,
+                                  o, operand.index, desc.num_scalars));
+          }
+          ++plan.num_scalars;
+          break;
+        case RRT_OPERAND_IMMEDIATE:
+          ++plan.num_scalars;
+          break;
+        default:
+          return invalid(format("task %u operand %u: unknown operand kind %d", t, o,
+                                static_cast<int>(operand.kind)));
+      }
+      callable->operands_.push_back(OperandRef{operand.kind, operand.index});
+    }
+    if ((kernel.num_tensors >= 0 && plan.num_tensors != static_cast<std::uint32_t>(kernel.num_tensors)) ||
+        (kernel.num_scalars >= 0 && plan.num_scalars != static_cast<std::uint32_t>(kernel.num_scalars))) {
+      return invalid(format("task %u: kernel '%s' takes %d tensors and %d scalars, the task "
+                            "gives %u and %u",
+                            t, kernel.name.c_str(), kernel.num_tensors, kernel.num_scalars,
+                            plan.num_tensors, plan.num_scalars));
+    }
+
+    // Data flow and dependencies.
+    std::vector<std::uint32_t> &deps = predecessors[t];
+    for (std::uint32_t o = 0; o < plan.num_tensors; ++o) {
+      const OperandRef &ref = callable->operands_[plan.first_operand + o];
+      const bool is_param = ref.kind == RRT_OPERAND_PARAM;
+      const bool is_last = o + 1 == plan.num_tensors;
+      const bool writes = !kernel.writes_last_tensor_only || is_last;
+      const bool reads = !kernel.writes_last_tensor_only || !is_last;
+      TensorHistory &history =
+          is_param ? param_history[ref.index] : intermediate_history[ref.index];
+      if (kernel.writes_last_tensor_only) {
+        if (reads && !history.written) {
+          if (!is_param) {
+            return invalid(format("task %u reads intermediate %u before any task writes it", t,
+                                  ref.index));
+          }
+          if (callable->params_[ref.index].direction == RRT_DIR_OUT) {
+            return invalid(format("task %u reads OUT param %u before any task writes it", t,
+                                  ref.index));
+          }
+        }
+        if (writes && is_param && callable->params_[ref.index].direction == RRT_DIR_IN) {
+          return invalid(format("task %u writes IN param %u", t, ref.index));
+        }
+      }
+      if (history.last_writer >= 0) {
+        deps.push_back(static_cast<std::uint32_t>(history.last_writer));
+      }
+      if (writes) {
+        deps.insert(deps.end(), history.readers.begin(), history.readers.end());
+      }
+    }
+    // Record this task's accesses after all its own reads were resolved.
+    for (std::uint32_t o = 0; o < plan.num_tensors; ++o) {
+      const OperandRef &ref = callable->operands_[plan.first_operand + o];
+      const bool is_last = o + 1 == plan.num_tensors;
+      const bool writes = !kernel.writes_last_tensor_only || is_last;
+      TensorHistory &history = ref.kind == RRT_OPERAND_PARAM ? param_history[ref.index]
+                                                             : intermediate_history[ref.index];
+      if (writes) {
+        history.last_writer = t;
+        history.readers.clear();
+        history.written = true;
+      } else {
+        history.readers.push_back(t);
+      }
+    }
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    deps.erase(std::remove(deps.begin(), deps.end(), t), deps.end());
+    plan.num_predecessors = static_cast<std::uint32_t>(deps.size());
+  }
+
+  // Successor lists, grouped per task in task order.
+  std::vector<std::vector<std::uint32_t>> successors(num_tasks);
+  for (std::uint32_t t = 0; t < num_tasks; ++t) {
+    for (const std::uint32_t p : predecessors[t]) {
+      successors[p].push_back(t);
+    }
+  }
+  for (std::uint32_t t = 0; t < num_tasks; ++t) {
+    TaskPlan &plan = callable->tasks_[t];
+    plan.first_successor = static_cast<std::uint32_t>(callable->successors_.size());
+    plan.num_successors = static_cast<std::uint32_t>(successors[t].size());
+    callable->successors_.insert(callable->successors_.end(), successors[t].begin(),
+                                 successors[t].end());
+  }
+
+  ContentHasher hasher;
+  hasher.add(static_cast<std::uint64_t>(desc.bind));
+  hasher.add(desc.num_scalars);
+  for (const std::vector<TensorLayout> *group : {&callable->params_, &callable->intermediates_}) {
+    hasher.add(group->size());
+    for (const TensorLayout &layout : *group) {
+      hasher.add(static_cast<std::uint64_t>(layout.dtype));
+      hasher.add(layout.ndim);
+      for (std::uint32_t d = 0; d < layout.ndim; ++d) {
+        hasher.add(layout.shape[d]);
+      }
+      hasher.add(static_cast<std::uint64_t>(layout.direction));
+    }
+  }
+  hasher.add(num_tasks);
+  for (const TaskPlan &plan : callable->tasks_) {
+    hasher.add(static_cast<std::uint64_t>(static_cast<std::uint32_t>(plan.kernel_id)));
+    hasher.add(plan.num_tensors + plan.num_scalars);
+    for (std::uint32_t o = 0; o < plan.num_tensors + plan.num_scalars; ++o) {
+      const OperandRef &ref = callable->operands_[plan.first_operand + o];
+      hasher.add((static_cast<std::uint64_t>(ref.kind) << 32) | ref.index);
+    }
+  }
+  callable->content_key_ = hasher.value();
+
+  CallableRequirements &needs = callable->requirements_;
+  needs.gm_heap = heap;
+  needs.scheduler_state = scheduler_state_bytes(num_tasks);
+  needs.image = task_graph_image_bytes(num_tasks, callable->operands_.size(),
+                                       callable->successors_.size());
+  for (const TensorLayout &param : callable->params_) {
+    needs.staged_all_host += RetainedBuffer::slice_bytes(param.bytes);
+  }
+  *out = std::move(callable);
+  return Status::ok();
+}
+
+}  // namespace replayrt

@@ -1,0 +1,118 @@
+// Callable: a validated, immutable task graph of kernel tasks over tensor parameters,
+// intermediates and scalars, with its dependencies, its gm_heap layout and what it needs from
+// the device.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <replayrt/replayrt.h>
+
+#include "common/status.h"
+#include "runtime/kernel_registry.h"
+
+namespace replayrt {
+
+struct TensorLayout {
+  rrt_dtype_t dtype = RRT_DTYPE_F32;
+  std::uint32_t ndim = 0;
+  std::uint64_t shape[RRT_MAX_DIMS] = {};
+  std::uint64_t bytes = 0;
+  rrt_direction_t direction = RRT_DIR_IN;  // parameters only
+};
+
+struct OperandRef {
+  rrt_operand_kind_t kind = RRT_OPERAND_PARAM;
+  std::uint32_t index = 0;
+};
+
+struct TaskPlan {
+  std::int32_t kernel_id = -1;
+  std::uint32_t first_operand = 0;  // into operands()
+  std::uint32_t num_tensors = 0;
+  std::uint32_t num_scalars = 0;    // scalar and immediate operands
+  std::uint32_t first_successor = 0;  // into successors()
+  std::uint32_t num_successors = 0;
+  std::uint32_t num_predecessors = 0;
+};
+
+// What one run of the callable needs from the device, in bytes.
+struct CallableRequirements {
+  std::uint64_t gm_heap = 0;           // intermediates, laid out at intermediate_offsets()
+  std::uint64_t scheduler_state = 0;   // the device scheduler's working state
+  std::uint64_t image = 0;             // the task-graph image
+  std::uint64_t staged_all_host = 0;   // staging when every parameter is a HOST tensor
+};
+
+// Validation (Callable::create), every violation RRT_ERR_INVALID_ARGUMENT with a message that
+// names the parameter, intermediate, task or operand:
+//   - counts within the limits below, arrays present when their count is nonzero;
+//   - tensor descriptors: a known dtype, 0..RRT_MAX_DIMS dimensions each >= 1, a byte size
+//     that does not overflow and stays within kMaxTensorBytes; parameter directions known;
+//   - tasks: a registered kernel, at most kMaxOperandsPerTask operands, tensors before
+//     scalars, every index in range, the operand counts the kernel declares;
+//   - data flow (for kernels that declare which tensor they write, every built-in): no task
+//     reads an intermediate or an OUT parameter before some earlier task wrote it, and no task
+//     writes an IN parameter.
+// Dependencies are derived from program order: a task depends on the last earlier writer of
+// every tensor it touches, and a task that writes a tensor also depends on every reader since
+// the previous write. A dependency therefore always points to an earlier task, so the graph
+// is acyclic by construction. A kernel that does not declare its writes (a user kernel)
+// counts as reading and writing every tensor operand.
+//
+// Thread safety: immutable after create(); share freely.
+class Callable {
+ public:
+  static constexpr std::uint32_t kMaxParams = 1024;
+  static constexpr std::uint32_t kMaxIntermediates = 65536;
+  static constexpr std::uint32_t kMaxScalars = 1024;
+  static constexpr std::uint32_t kMaxTasks = 65536;
+  static constexpr std::uint32_t kMaxOperandsPerTask = 32;
+  static constexpr std::uint64_t kMaxTensorBytes = std::uint64_t{1} << 40;
+  static constexpr std::uint64_t kIntermediateAlignment = 256;
+
+  // How create() treats a kernel id the registry does not hold.
+  enum class UnknownKernels {
+    kReject,            // RRT_ERR_INVALID_ARGUMENT (preparing for a context)
+    kAsUserKernels,     // a user kernel that declares nothing (sizing without a context)
+  };
+
+  static Status create(const rrt_callable_desc_t &desc, const KernelRegistry &kernels,
+                       std::unique_ptr<const Callable> *out,
+                       UnknownKernels unknown = UnknownKernels::kReject);
+
+  rrt_bind_strategy_t bind() const noexcept { return bind_; }
+  std::span<const TensorLayout> params() const noexcept { return params_; }
+  std::span<const TensorLayout> intermediates() const noexcept { return intermediates_; }
+  std::span<const std::uint64_t> intermediate_offsets() const noexcept {
+    return intermediate_offsets_;
+  }
+  std::uint32_t num_scalars() const noexcept { return num_scalars_; }
+  std::span<const TaskPlan> tasks() const noexcept { return tasks_; }
+  std::span<const OperandRef> operands() const noexcept { return operands_; }
+  std::span<const std::uint32_t> successors() const noexcept { return successors_; }
+  // A 64-bit hash of everything that shapes the image (FNV-1a over a canonical encoding).
+  std::uint64_t content_key() const noexcept { return content_key_; }
+  const CallableRequirements &requirements() const noexcept { return requirements_; }
+
+ private:
+  Callable() = default;
+
+  rrt_bind_strategy_t bind_ = RRT_BIND_DEVICE_BUILD;
+  std::vector<TensorLayout> params_;
+  std::vector<TensorLayout> intermediates_;
+  std::vector<std::uint64_t> intermediate_offsets_;
+  std::uint32_t num_scalars_ = 0;
+  std::vector<TaskPlan> tasks_;
+  std::vector<OperandRef> operands_;
+  std::vector<std::uint32_t> successors_;
+  std::uint64_t content_key_ = 0;
+  CallableRequirements requirements_;
+};
+
+// Bytes of one element of `dtype`; 0 for an unknown dtype.
+std::uint64_t dtype_bytes(rrt_dtype_t dtype) noexcept;
+
+}  // namespace replayrt

@@ -1,0 +1,24 @@
+// Sizing a kernel-mode capacity plan from callables, without a context.
+#pragma once
+
+#include <span>
+
+#include <replayrt/replayrt.h>
+
+#include "common/status.h"
+
+namespace replayrt {
+
+enum class PlanFit {
+  kOneCallable,  // element-wise max: the plan runs any one of the callables
+  kSideBySide,   // resident regions (runtime images) add up, working regions take the max
+};
+
+// Grows *plan so a kernel-mode context can prepare and run the callables. Kernel ids are
+// checked against the built-in kernels; any other non-negative id counts as a user kernel
+// that declares nothing (as rrt_kernel_register's kernels are). Validation failures are
+// RRT_ERR_INVALID_ARGUMENT and leave *plan unchanged.
+Status fit_capacity_plan(std::span<const rrt_callable_desc_t *const> descs, PlanFit fit,
+                         rrt_capacity_plan_t *plan);
+
+}  // namespace replayrt

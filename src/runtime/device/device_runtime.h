@@ -1,0 +1,52 @@
+// DeviceRuntime: the device half of the runtime. The platform launches it like any device
+// function; it reads the invocation, then the task-graph image and the scheduler state from
+// device memory, and runs the tasks on the device's worker team.
+#pragma once
+
+#include <cstddef>
+
+#include "common/status.h"
+#include "platform/device.h"
+#include "runtime/device/worker_pool.h"
+#include "runtime/kernel_registry.h"
+
+namespace replayrt {
+
+// Per-task timing written by the device when an invocation carries a profile address: one
+// record per task, indexed by task.
+struct TaskTiming {
+  std::uint64_t start_ns;
+  std::uint64_t end_ns;
+  std::uint32_t task;
+  std::uint32_t worker;
+};
+
+// Execution of one invocation:
+//   1. decode and check the invocation header (reserved fields zero, no host-only copies,
+//      payload size consistent);
+//   2. read the task-graph image at the payload's image address and check that it is one
+//      (magic, version) and that it is the callable and generation the header names: an image
+//      that was freed, moved or replaced after capture fails here instead of computing garbage;
+//   3. reset the scheduler state (from the image, or from the host-built seed it names);
+//   4. run every task once its predecessors completed, on up to 1 + helpers workers;
+//   5. report the first kernel failure as RRT_ERR_KERNEL_FAILED naming the callable, the task
+//      and the kernel; later tasks are skipped.
+// Thread safety: entry() may run concurrently for invocations whose scheduler states differ.
+class DeviceRuntime {
+ public:
+  // `workers` >= 1 device workers per invocation. `kernels` must outlive this object.
+  DeviceRuntime(const KernelRegistry &kernels, unsigned workers);
+
+  // The DeviceEntry the platform calls; `self` is this object.
+  static Status entry(void *self, const std::byte *invocation, std::size_t bytes);
+
+  unsigned workers() const noexcept { return pool_.helpers() + 1; }
+
+ private:
+  Status execute(const std::byte *invocation, std::size_t bytes);
+
+  const KernelRegistry &kernels_;
+  WorkerPool pool_;
+};
+
+}  // namespace replayrt

@@ -1,0 +1,384 @@
+#include "runtime/engine.h"
+
+#include <set>
+#include <utility>
+
+#include "common/format.h"
+#include "runtime/device_build_bind.h"
+#include "runtime/run_args.h"
+#include "runtime/task_graph_image.h"
+
+namespace replayrt {
+
+namespace {
+
+// Kernel-mode context generations are process-unique: a generation is never accepted twice.
+Status claim_context_generation(std::uint64_t generation) {
+  static std::mutex mutex;
+  static std::set<std::uint64_t> claimed;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (!claimed.insert(generation).second) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                         format("context generation %llu was already used in this process",
+                                static_cast<unsigned long long>(generation)));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status Engine::create(std::unique_ptr<Device> device, unsigned device_workers,
+                      std::unique_ptr<Engine> *out) {
+  std::unique_ptr<Engine> engine(new Engine(std::move(device), device_workers));
+  RRT_RETURN_IF_ERROR(engine->device_->create_stream(&engine->own_stream_));
+  for (auto &event : engine->slot_done_) {
+    RRT_RETURN_IF_ERROR(engine->device_->create_event(&event));
+  }
+  RRT_RETURN_IF_ERROR(engine->device_->create_event(&engine->serial_tail_));
+  *out = std::move(engine);
+  return Status::ok();
+}
+
+Engine::Engine(std::unique_ptr<Device> device, unsigned device_workers)
+    : device_(std::move(device)),
+      context_(*device_),
+      device_runtime_(kernels_, device_workers == 0 ? 1 : device_workers) {}
+
+Engine::~Engine() {
+  if (own_stream_) {
+    (void)own_stream_->synchronize();
+  }
+  own_stream_.reset();
+  context_.release_all();
+}
+
+Status Engine::check_ready() const {
+  switch (lifecycle_.load(std::memory_order_acquire)) {
+    case Lifecycle::kReady:
+      return Status::ok();
+    case Lifecycle::kCreated:
+      return Status::error(RRT_ERR_INVALID_STATE,
+                           "the context is not initialized (call rrt_program_init or "
+                           "rrt_kernel_init first)");
+    case Lifecycle::kPoisoned:
+      return Status::error(RRT_ERR_INVALID_STATE,
+                           "the context failed during kernel init and is poisoned; only "
+                           "finalize and destroy are accepted");
+    case Lifecycle::kFinalized:
+      return Status::error(RRT_ERR_INVALID_STATE, "the context is finalized");
+  }
+  return Status::error(RRT_ERR_INVALID_STATE, "the context is in an unknown state");
+}
+
+Status Engine::check_not_poisoned() const {
+  if (lifecycle_.load(std::memory_order_acquire) == Lifecycle::kPoisoned) {
+    return check_ready();
+  }
+  return Status::ok();
+}
+
+Status Engine::program_init() {
+  RRT_RETURN_IF_ERROR(context_.latch().latch(ExecutionMode::kProgram));
+  Lifecycle state = lifecycle_.load(std::memory_order_acquire);
+  if (state == Lifecycle::kPoisoned) {
+    return check_ready();
+  }
+  lifecycle_.store(Lifecycle::kReady, std::memory_order_release);
+  return Status::ok();
+}
+
+Status Engine::kernel_init(const rrt_kernel_config_t &config) {
+  if (context_.latch().is_latched() && !context_.latch().is_kernel()) {
+    return context_.latch().latch(ExecutionMode::kKernel);
+  }
+  if (lifecycle_.load(std::memory_order_acquire) != Lifecycle::kCreated) {
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         "kernel init accepts only a new context; this one was already "
+                         "initialized");
+  }
+  RRT_RETURN_IF_ERROR(claim_context_generation(config.context_generation));
+  RRT_RETURN_IF_ERROR(context_.latch().latch(ExecutionMode::kKernel));
+  Status committed = context_.commit_capacity_plan(config.capacity);
+  if (!committed.is_ok()) {
+    lifecycle_.store(Lifecycle::kPoisoned, std::memory_order_release);
+    return std::move(committed).with_context("kernel init could not commit the capacity plan");
+  }
+  lifecycle_.store(Lifecycle::kReady, std::memory_order_release);
+  return Status::ok();
+}
+
+Status Engine::finalize() {
+  (void)own_stream_->synchronize();
+  {
+    const std::lock_guard<std::mutex> lock(launch_mutex_);
+    last_serialized_stream_ = nullptr;
+  }
+  {
+    const std::lock_guard<std::mutex> lock(callables_mutex_);
+    callables_.clear();
+  }
+  epoch_.fetch_add(1, std::memory_order_acq_rel);
+  for (auto &busy : slot_busy_) {
+    busy.store(false, std::memory_order_release);
+  }
+  context_.release_all();
+  lifecycle_.store(Lifecycle::kFinalized, std::memory_order_release);
+  return Status::ok();
+}
+
+Status Engine::prepare_callable(const rrt_callable_desc_t &desc, std::int32_t *out_id) {
+  RRT_RETURN_IF_ERROR(check_ready());
+  std::unique_ptr<const Callable> callable;
+  RRT_RETURN_IF_ERROR(Callable::create(desc, kernels_, &callable));
+  const CallableRequirements &needs = callable->requirements();
+  if (needs.image > kMaxCallableImageBytes) {
+    return Status::error(RRT_ERR_CALLABLE_BYTES_EXCEEDED,
+                         format("the callable's image needs %llu bytes; the callable store "
+                                "holds at most %llu per callable",
+                                static_cast<unsigned long long>(needs.image),
+                                static_cast<unsigned long long>(kMaxCallableImageBytes)));
+  }
+  if (callable->bind() == RRT_BIND_HOST_BUILD) {
+    return Status::error(RRT_ERR_UNSUPPORTED, "the host-build bind is not available");
+  }
+
+  const std::lock_guard<std::mutex> lock(callables_mutex_);
+  if (callables_.size() >= static_cast<std::size_t>(kMaxCallables)) {
+    return Status::error(RRT_ERR_CALLABLE_COUNT_EXCEEDED,
+                         format("the context already holds %d callables (the maximum); "
+                                "finalize it to start over",
+                                kMaxCallables));
+  }
+  CallableRecord record;
+  record.generation = next_generation_;
+  const auto id = static_cast<std::int32_t>(callables_.size());
+  if (is_kernel()) {
+    // The image is placed once, outside any launch, in the frozen runtime pool.
+    void *image = nullptr;
+    const GrowthContext growth{ExecutionMode::kKernel, false};
+    RRT_RETURN_IF_ERROR(context_.place_resident_image(growth, needs.gm_heap,
+                                                      needs.scheduler_state, needs.image,
+                                                      &image));
+    const BankBases bases = context_.pooled_bases(0);
+    std::vector<std::byte> host_image(needs.image);
+    const ImageBinding binding{id, record.generation, bases.gm_heap, bases.gm_sm, nullptr};
+    RRT_RETURN_IF_ERROR(build_task_graph_image(*callable, binding, host_image));
+    RRT_RETURN_IF_ERROR(device_->copy_host_to_device(image, host_image.data(), needs.image));
+    record.resident_image = image;
+  }
+  record.callable = std::move(callable);
+  ++next_generation_;
+  callables_.push_back(std::move(record));
+  *out_id = id;
+  return Status::ok();
+}
+
+Status Engine::find_callable(std::int32_t id, CallableRecord *out) const {
+  const std::lock_guard<std::mutex> lock(callables_mutex_);
+  if (id < 0 || static_cast<std::size_t>(id) >= callables_.size()) {
+    return Status::error(RRT_ERR_CALLABLE_NOT_RESIDENT,
+                         format("callable id %d is not prepared in this context",
+                                static_cast<int>(id)));
+  }
+  *out = callables_[static_cast<std::size_t>(id)];
+  return Status::ok();
+}
+
+Status Engine::bind(const HostApi &api, std::int32_t id, const CallableRecord &record,
+                    const RunArgsView &args, BoundRun *out) {
+  BindRequest request;
+  request.callable = record.callable.get();
+  request.callable_id = id;
+  request.generation = record.generation;
+  request.args = args;
+  request.resident_image = record.resident_image;
+  return bind_device_build(api, request, out);
+}
+
+Status Engine::enqueue_bound(const BoundRun &bound, Stream &stream) {
+  for (const StagedCopy &copy : bound.copies_in) {
+    RRT_RETURN_IF_ERROR(
+        stream.enqueue_copy_host_to_device(copy.dst, copy.src, copy.bytes));
+  }
+  LaunchRequest launch;
+  launch.entry = &DeviceRuntime::entry;
+  launch.entry_context = &device_runtime_;
+  launch.invocation = bound.invocation_span();
+  launch.referenced = bound.referenced;
+  RRT_RETURN_IF_ERROR(stream.enqueue_launch(launch));
+  for (const StagedCopy &copy : bound.copies_out) {
+    RRT_RETURN_IF_ERROR(
+        stream.enqueue_copy_device_to_host(copy.dst, copy.src, copy.bytes));
+  }
+  return Status::ok();
+}
+
+Status Engine::run_prepare(std::int32_t callable_id, const RunArgsView &args,
+                           std::unique_ptr<ProgramRun> *out) {
+  RRT_RETURN_IF_ERROR(check_ready());
+  if (is_kernel()) {
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         "program-mode runs are not available on a kernel-mode context; use "
+                         "rrt_kernel_launch");
+  }
+  CallableRecord record;
+  RRT_RETURN_IF_ERROR(find_callable(callable_id, &record));
+  RRT_RETURN_IF_ERROR(validate_run_args(*record.callable, args, *device_));
+
+  int slot = -1;
+  for (int i = 0; i < DeviceContext::kPipelineDepth; ++i) {
+    bool expected = false;
+    if (slot_busy_[static_cast<std::size_t>(i)].compare_exchange_strong(
+            expected, true, std::memory_order_acq_rel)) {
+      slot = i;
+      break;
+    }
+  }
+  if (slot < 0) {
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         format("all %d pipeline slots hold runs; finalize one first",
+                                DeviceContext::kPipelineDepth));
+  }
+  auto run = std::make_unique<ProgramRun>();
+  run->slot_ = slot;
+  run->callable_id_ = callable_id;
+  run->callable_ = record.callable;
+  run->epoch_ = epoch_.load(std::memory_order_acquire);
+  const HostApi api = context_.host_api(slot, slot, false);
+  Status bound = bind(api, callable_id, record, args, &run->bound_);
+  if (!bound.is_ok()) {
+    slot_busy_[static_cast<std::size_t>(slot)].store(false, std::memory_order_release);
+    return bound;
+  }
+  *out = std::move(run);
+  return Status::ok();
+}
+
+Status Engine::run_launch(ProgramRun &run, Stream *stream) {
+  if (run.epoch_ != epoch_.load(std::memory_order_acquire)) {
+    run.state_ = ProgramRun::State::kAbandoned;
+  }
+  if (run.state_ != ProgramRun::State::kPrepared) {
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         "the run is not in the prepared state (it was launched already, or "
+                         "its context was finalized)");
+  }
+  Stream &target = stream != nullptr ? *stream : *own_stream_;
+  run.captured_ = target.is_capturing();
+  Status enqueued = enqueue_bound(run.bound_, target);
+  if (enqueued.is_ok() && !run.captured_) {
+    enqueued = target.record_event(*slot_done_[static_cast<std::size_t>(run.slot_)]);
+  }
+  if (!enqueued.is_ok()) {
+    run.state_ = ProgramRun::State::kFailed;
+    return enqueued;
+  }
+  run.stream_ = &target;
+  run.state_ = ProgramRun::State::kLaunched;
+  context_.counters().launches.fetch_add(1, std::memory_order_relaxed);
+  return Status::ok();
+}
+
+Status Engine::run_wait(ProgramRun &run) {
+  if (run.state_ == ProgramRun::State::kCompleted) {
+    return Status::ok();
+  }
+  if (run.state_ != ProgramRun::State::kLaunched) {
+    return Status::error(RRT_ERR_INVALID_STATE, "the run was not launched");
+  }
+  if (run.captured_) {
+    run.state_ = ProgramRun::State::kCompleted;
+    return Status::ok();
+  }
+  Status done = slot_done_[static_cast<std::size_t>(run.slot_)]->synchronize();
+  if (!done.is_ok()) {
+    if (run.stream_ == own_stream_.get()) {
+      (void)own_stream_->synchronize();
+    }
+    run.state_ = ProgramRun::State::kFailed;
+    return done;
+  }
+  run.state_ = ProgramRun::State::kCompleted;
+  return Status::ok();
+}
+
+Status Engine::run_finalize(ProgramRun &run) {
+  Status waited;
+  if (run.state_ == ProgramRun::State::kLaunched) {
+    waited = run_wait(run);
+  }
+  if (run.epoch_ == epoch_.load(std::memory_order_acquire) &&
+      run.state_ != ProgramRun::State::kAbandoned) {
+    slot_busy_[static_cast<std::size_t>(run.slot_)].store(false, std::memory_order_release);
+  }
+  run.state_ = ProgramRun::State::kAbandoned;
+  return waited;
+}
+
+Status Engine::kernel_launch(std::int32_t callable_id, const RunArgsView &args,
+                             Stream &caller) {
+  RRT_RETURN_IF_ERROR(check_ready());
+  if (!is_kernel()) {
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         "kernel launches need a kernel-mode context; this one is in program "
+                         "mode (use rrt_run)");
+  }
+  CallableRecord record;
+  RRT_RETURN_IF_ERROR(find_callable(callable_id, &record));
+  RRT_RETURN_IF_ERROR(validate_run_args(*record.callable, args, *device_));
+
+  const std::lock_guard<std::mutex> lock(launch_mutex_);
+  const HostApi api = context_.host_api(0, 0, true);
+  RRT_RETURN_IF_ERROR(bind(api, callable_id, record, args, &launch_scratch_));
+  const bool capturing = caller.is_capturing();
+  if (!capturing) {
+    serialize_before(caller);
+  }
+  RRT_RETURN_IF_ERROR(enqueue_bound(launch_scratch_, caller));
+  if (!capturing) {
+    last_serialized_stream_ = &caller;
+  }
+  context_.counters().launches.fetch_add(1, std::memory_order_relaxed);
+  return Status::ok();
+}
+
+Status Engine::replay(const Graph &graph, Stream &stream) {
+  RRT_RETURN_IF_ERROR(check_ready());
+  Status replayed;
+  if (is_kernel() && !stream.is_capturing()) {
+    const std::lock_guard<std::mutex> lock(launch_mutex_);
+    serialize_before(stream);
+    last_serialized_stream_ = &stream;
+    replayed = stream.replay(graph);
+  } else {
+    replayed = stream.replay(graph);
+  }
+  if (replayed.is_ok()) {
+    context_.counters().replays.fetch_add(1, std::memory_order_relaxed);
+  } else if (replayed.code() == RRT_ERR_STALE_ADDRESS) {
+    context_.counters().stale_address_refusals.fetch_add(1, std::memory_order_relaxed);
+  }
+  return replayed;
+}
+
+void Engine::serialize_before(Stream &stream) {
+  if (last_serialized_stream_ == &stream) {
+    return;
+  }
+  if (last_serialized_stream_ != nullptr) {
+    (void)last_serialized_stream_->record_event(*serial_tail_);
+  }
+  (void)stream.wait_event(*serial_tail_);
+}
+
+void Engine::before_capture(Stream &stream) {
+  const std::lock_guard<std::mutex> lock(launch_mutex_);
+  if (last_serialized_stream_ == &stream) {
+    (void)stream.record_event(*serial_tail_);
+    last_serialized_stream_ = nullptr;
+  }
+}
+
+void Engine::before_stream_destroy(Stream &stream) { before_capture(stream); }
+
+}  // namespace replayrt

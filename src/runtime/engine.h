@@ -1,0 +1,158 @@
+// Engine: the runtime of one context. It owns the device, the DeviceContext (memory and
+// latch), the kernels, the prepared callables and the device half, and carries out the
+// program-mode run pipeline and kernel-mode launches.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <replayrt/replayrt.h>
+
+#include "common/status.h"
+#include "context/device_context.h"
+#include "platform/device.h"
+#include "runtime/bound_run.h"
+#include "runtime/callable.h"
+#include "runtime/device/device_runtime.h"
+#include "runtime/kernel_registry.h"
+
+namespace replayrt {
+
+class Engine;
+
+// One program-mode run: prepared into a pipeline slot (and the arena bank of the same index),
+// then launched, waited for and finalized. Created by Engine::run_prepare; every method of
+// the engine that takes it requires the engine that created it.
+class ProgramRun {
+ public:
+  enum class State { kPrepared, kLaunched, kCompleted, kFailed, kAbandoned };
+
+  State state() const noexcept { return state_; }
+  int slot() const noexcept { return slot_; }
+
+ private:
+  friend class Engine;
+
+  int slot_ = -1;
+  std::int32_t callable_id_ = -1;
+  std::shared_ptr<const Callable> callable_;
+  BoundRun bound_;
+  State state_ = State::kPrepared;
+  Stream *stream_ = nullptr;
+  bool captured_ = false;
+  std::uint64_t epoch_ = 0;
+};
+
+// Lifecycle: created (mode-less) → program_init | kernel_init → ready → finalize →
+// finalized (a program context may be initialized again). A failure after the kernel latch
+// poisons the engine: only finalize is accepted then.
+//
+// Pipeline (program mode): run_prepare takes a free slot (kPipelineDepth of them; none free
+// is RRT_ERR_INVALID_STATE) and binds the run there, growing that slot's buffers as needed.
+// A successor may prepare while its predecessor executes.
+//
+// Kernel mode: kernel_launch binds into slot 0 / bank 0 through a HostApi marked in_launch,
+// so any growth or allocation is refused, and enqueues copies, the launch and copy-backs on
+// the caller's stream. Launches and kernel-mode replays on different streams are ordered by a
+// context-wide tail event: work on one stream waits for the previous stream's last
+// serialized work, so they never share gm_heap, gm_sm or staging concurrently.
+//
+// Thread safety: launches, replays, runs on distinct slots, callable preparation and kernel
+// registration may come from several threads; init and finalize must not race with anything.
+class Engine {
+ public:
+  static constexpr std::int32_t kMaxCallables = 4096;
+  // Bytes of host-side image a callable may have (RRT_ERR_CALLABLE_BYTES_EXCEEDED beyond).
+  static constexpr std::uint64_t kMaxCallableImageBytes = std::uint64_t{64} << 20;
+
+  // A mode-less engine on `device` with `device_workers` (>= 1) workers per invocation.
+  static Status create(std::unique_ptr<Device> device, unsigned device_workers,
+                       std::unique_ptr<Engine> *out);
+  ~Engine();
+  Engine(const Engine &) = delete;
+  Engine &operator=(const Engine &) = delete;
+  Engine(Engine &&) = delete;
+  Engine &operator=(Engine &&) = delete;
+
+  Status program_init();
+  // `config` is structurally valid (struct size, nonzero generation).
+  Status kernel_init(const rrt_kernel_config_t &config);
+  // Waits for the engine's own stream, abandons prepared runs, drops every callable and
+  // releases every context-owned buffer. The mode stays latched.
+  Status finalize();
+  // OK when the engine accepts work; INVALID_STATE with a reason otherwise.
+  Status check_ready() const;
+  // OK unless a failed kernel init poisoned the engine.
+  Status check_not_poisoned() const;
+
+  Device &device() noexcept { return *device_; }
+  DeviceContext &context() noexcept { return context_; }
+  const DeviceContext &context() const noexcept { return context_; }
+  KernelRegistry &kernels() noexcept { return kernels_; }
+  Stream &own_stream() noexcept { return *own_stream_; }
+  bool is_kernel() const noexcept { return context_.latch().is_kernel(); }
+
+  Status prepare_callable(const rrt_callable_desc_t &desc, std::int32_t *out_id);
+
+  Status run_prepare(std::int32_t callable_id, const RunArgsView &args,
+                     std::unique_ptr<ProgramRun> *out);
+  // `stream` null: the engine's own stream.
+  Status run_launch(ProgramRun &run, Stream *stream);
+  Status run_wait(ProgramRun &run);
+  // Waits if needed and releases the slot. The run may be destroyed afterwards.
+  Status run_finalize(ProgramRun &run);
+
+  Status kernel_launch(std::int32_t callable_id, const RunArgsView &args, Stream &caller);
+
+  // Replays `graph` (captured on a stream of this engine's device) on `stream`.
+  Status replay(const Graph &graph, Stream &stream);
+
+  // Stream lifecycle hooks, called before a stream starts capturing or is destroyed.
+  void before_capture(Stream &stream);
+  void before_stream_destroy(Stream &stream);
+
+ private:
+  enum class Lifecycle { kCreated, kReady, kPoisoned, kFinalized };
+
+  Engine(std::unique_ptr<Device> device, unsigned device_workers);
+
+  struct CallableRecord {
+    std::shared_ptr<const Callable> callable;
+    std::uint64_t generation = 0;
+    const void *resident_image = nullptr;
+  };
+
+  Status find_callable(std::int32_t id, CallableRecord *out) const;
+  Status bind(const HostApi &api, std::int32_t id, const CallableRecord &record,
+              const RunArgsView &args, BoundRun *out);
+  Status enqueue_bound(const BoundRun &bound, Stream &stream);
+  // Requires launch_mutex_. Orders `stream` after the previous serialized stream's work.
+  void serialize_before(Stream &stream);
+
+  std::unique_ptr<Device> device_;
+  DeviceContext context_;
+  KernelRegistry kernels_;
+  DeviceRuntime device_runtime_;
+  std::unique_ptr<Stream> own_stream_;
+  std::array<std::unique_ptr<Event>, DeviceContext::kPipelineDepth> slot_done_;
+  std::unique_ptr<Event> serial_tail_;
+
+  std::atomic<Lifecycle> lifecycle_{Lifecycle::kCreated};
+  std::atomic<std::uint64_t> epoch_{0};
+
+  mutable std::mutex callables_mutex_;
+  std::vector<CallableRecord> callables_;
+  std::uint64_t next_generation_ = 1;
+
+  std::array<std::atomic<bool>, DeviceContext::kPipelineDepth> slot_busy_{};
+
+  std::mutex launch_mutex_;
+  Stream *last_serialized_stream_ = nullptr;
+  BoundRun launch_scratch_;
+};
+
+}  // namespace replayrt

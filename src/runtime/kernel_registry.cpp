@@ -1,0 +1,57 @@
+#include "runtime/kernel_registry.h"
+
+#include <utility>
+
+#include "common/format.h"
+#include "runtime/kernels/builtin_kernels.h"
+
+namespace replayrt {
+
+KernelRegistry::KernelRegistry() {
+  for (const BuiltinKernel &builtin : builtin_kernels()) {
+    std::int32_t id = -1;
+    const Status status = add(KernelEntry{builtin.name, builtin.fn, nullptr, builtin.num_tensors,
+                                          builtin.num_scalars, true},
+                              &id);
+    (void)status;
+  }
+}
+
+Status KernelRegistry::add(KernelEntry entry, std::int32_t *out_id) {
+  if (entry.name.empty() || entry.name.size() > kMaxNameLength) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                         format("kernel name must have 1 to %zu characters", kMaxNameLength));
+  }
+  if (entry.fn == nullptr) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                         "kernel '" + entry.name + "' has a null function pointer");
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (ids_.count(entry.name) != 0) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                         "a kernel named '" + entry.name + "' is already registered");
+  }
+  const int id = count_.load(std::memory_order_relaxed);
+  if (id >= kMaxKernels) {
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         format("the context already holds the maximum of %d kernels",
+                                kMaxKernels));
+  }
+  ids_.emplace(entry.name, id);
+  entries_[static_cast<std::size_t>(id)] = std::move(entry);
+  count_.store(id + 1, std::memory_order_release);
+  *out_id = id;
+  return Status::ok();
+}
+
+Status KernelRegistry::find(const std::string &name, std::int32_t *out_id) const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = ids_.find(name);
+  if (it == ids_.end()) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT, "no kernel named '" + name + "'");
+  }
+  *out_id = it->second;
+  return Status::ok();
+}
+
+}  // namespace replayrt

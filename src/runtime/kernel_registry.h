@@ -1,0 +1,64 @@
+// KernelRegistry: the kernels a context can run, by id and by name.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include <replayrt/replayrt.h>
+
+#include "common/status.h"
+
+namespace replayrt {
+
+struct KernelEntry {
+  std::string name;
+  rrt_kernel_fn fn = nullptr;
+  void *user = nullptr;
+  // Operand counts a task must supply; -1 when the kernel does not declare them (user
+  // kernels registered through the C ABI).
+  int num_tensors = -1;
+  int num_scalars = -1;
+  // True when the last tensor operand is the only one the kernel writes (every built-in).
+  // Otherwise every tensor operand counts as read and written when dependencies are derived.
+  bool writes_last_tensor_only = false;
+};
+
+// Ids are dense, start at 0 with the built-ins in builtin_kernels() order, and are never
+// reused. A name is registered once.
+//
+// Thread safety: add() and find() may race with each other and with entry(); entry() is
+// lock-free (the device half calls it per task) and valid for any id below size().
+class KernelRegistry {
+ public:
+  static constexpr int kMaxKernels = 256;
+
+  // A registry holding the built-in kernels.
+  KernelRegistry();
+
+  // RRT_ERR_INVALID_ARGUMENT for an empty or over-long name, a null fn, or a name already
+  // present (the message says which); RRT_ERR_INVALID_STATE once kMaxKernels are registered.
+  Status add(KernelEntry entry, std::int32_t *out_id);
+  // INVALID_ARGUMENT naming the kernel when it is unknown.
+  Status find(const std::string &name, std::int32_t *out_id) const;
+
+  int size() const noexcept { return count_.load(std::memory_order_acquire); }
+  bool contains(std::int32_t id) const noexcept { return id >= 0 && id < size(); }
+  // Requires contains(id).
+  const KernelEntry &entry(std::int32_t id) const noexcept {
+    return entries_[static_cast<std::size_t>(id)];
+  }
+
+  static constexpr std::size_t kMaxNameLength = 63;
+
+ private:
+  mutable std::mutex mutex_;
+  std::array<KernelEntry, kMaxKernels> entries_;
+  std::map<std::string, std::int32_t, std::less<>> ids_;
+  std::atomic<int> count_{0};
+};
+
+}  // namespace replayrt

@@ -1,0 +1,392 @@
+#include "runtime/kernels/builtin_kernels.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace replayrt {
+namespace {
+
+// Result codes; the header gives their meanings and the order of the checks.
+constexpr int kOk = 0;
+constexpr int kWrongOperandCount = 1;
+constexpr int kBadByteSize = 2;
+constexpr int kSizeMismatch = 3;
+constexpr int kZeroDimension = 4;
+constexpr int kUnusableAddress = 5;
+constexpr int kOverlappingOutput = 6;
+constexpr int kScalarOutOfDomain = 7;
+
+constexpr std::uint64_t kFloatBytes = sizeof(float);
+
+// Checks the counts, byte sizes and addresses every kernel shares (codes 1, 2 and 5).
+int check_operands(const rrt_kernel_args_t *args, std::uint32_t num_tensors,
+                   std::uint32_t num_scalars) {
+  if (args == nullptr || args->num_tensors != num_tensors || args->num_scalars != num_scalars ||
+      args->tensors == nullptr || args->tensor_bytes == nullptr ||
+      (num_scalars != 0 && args->scalars == nullptr)) {
+    return kWrongOperandCount;
+  }
+  for (std::uint32_t i = 0; i < num_tensors; ++i) {
+    const std::uint64_t bytes = args->tensor_bytes[i];
+    if (bytes == 0 || bytes % kFloatBytes != 0) {
+      return kBadByteSize;
+    }
+  }
+  for (std::uint32_t i = 0; i < num_tensors; ++i) {
+    const auto address = reinterpret_cast<std::uintptr_t>(args->tensors[i]);
+    if (address == 0 || address % alignof(float) != 0) {
+      return kUnusableAddress;
+    }
+  }
+  return kOk;
+}
+
+std::size_t float_count(const rrt_kernel_args_t &args, std::size_t index) {
+  return static_cast<std::size_t>(args.tensor_bytes[index] / kFloatBytes);
+}
+
+const float *input(const rrt_kernel_args_t &args, std::size_t index) {
+  return static_cast<const float *>(args.tensors[index]);
+}
+
+float *output(const rrt_kernel_args_t &args, std::size_t index) {
+  return static_cast<float *>(args.tensors[index]);
+}
+
+float float_scalar(const rrt_kernel_args_t &args, std::size_t index) {
+  return rrt_scalar_to_f32(args.scalars[index]);
+}
+
+bool overlaps(const rrt_kernel_args_t &args, std::size_t first, std::size_t second) {
+  const auto first_begin = reinterpret_cast<std::uintptr_t>(args.tensors[first]);
+  const auto second_begin = reinterpret_cast<std::uintptr_t>(args.tensors[second]);
+  if (first_begin <= second_begin) {
+    return second_begin - first_begin < args.tensor_bytes[first];
+  }
+  return first_begin - second_begin < args.tensor_bytes[second];
+}
+
+// True when the two tensors cover exactly the same bytes or none in common.
+bool identical_or_disjoint(const rrt_kernel_args_t &args, std::size_t first, std::size_t second) {
+  const bool identical = args.tensors[first] == args.tensors[second] &&
+                         args.tensor_bytes[first] == args.tensor_bytes[second];
+  return identical || !overlaps(args, first, second);
+}
+
+// True when `count` floats form exactly `rows` rows of `cols`; both are nonzero.
+bool holds_matrix(std::size_t count, std::uint64_t rows, std::uint64_t cols) {
+  return count % rows == 0 && count / rows == cols;
+}
+
+// The logistic function, evaluated so that exp never overflows.
+float sigmoid(float x) {
+  if (x >= 0.0F) {
+    return 1.0F / (1.0F + std::exp(-x));
+  }
+  const float e = std::exp(x);
+  return e / (1.0F + e);
+}
+
+// Checks (in, out) of one size, with `num_scalars` scalars, after the shared checks.
+int check_unary(const rrt_kernel_args_t *args, std::uint32_t num_scalars) {
+  if (const int code = check_operands(args, 2, num_scalars); code != kOk) {
+    return code;
+  }
+  if (float_count(*args, 1) != float_count(*args, 0)) {
+    return kSizeMismatch;
+  }
+  if (!identical_or_disjoint(*args, 1, 0)) {
+    return kOverlappingOutput;
+  }
+  return kOk;
+}
+
+// Writes out[i] = op(in[i]) over operands that passed check_unary.
+template <typename Op>
+void apply_unary(const rrt_kernel_args_t &args, Op op) {
+  const std::size_t count = float_count(args, 0);
+  const float *in = input(args, 0);
+  float *out = output(args, 1);
+  for (std::size_t i = 0; i < count; ++i) {
+    out[i] = op(in[i]);
+  }
+}
+
+// Runs out[i] = op(a[i], b[i]) over tensors (a, b, out) of one size after the shared checks.
+template <typename Op>
+int map_binary(const rrt_kernel_args_t *args, Op op) {
+  if (const int code = check_operands(args, 3, 0); code != kOk) {
+    return code;
+  }
+  const std::size_t count = float_count(*args, 0);
+  if (float_count(*args, 1) != count || float_count(*args, 2) != count) {
+    return kSizeMismatch;
+  }
+  if (!identical_or_disjoint(*args, 2, 0) || !identical_or_disjoint(*args, 2, 1)) {
+    return kOverlappingOutput;
+  }
+  const float *a = input(*args, 0);
+  const float *b = input(*args, 1);
+  float *out = output(*args, 2);
+  for (std::size_t i = 0; i < count; ++i) {
+    out[i] = op(a[i], b[i]);
+  }
+  return kOk;
+}
+
+int fill_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
+  if (const int code = check_operands(args, 1, 1); code != kOk) {
+    return code;
+  }
+  std::fill_n(output(*args, 0), float_count(*args, 0), float_scalar(*args, 0));
+  return kOk;
+}
+
+int copy_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
+  if (const int code = check_unary(args, 0); code != kOk) {
+    return code;
+  }
+  if (args->tensors[1] != args->tensors[0]) {
+    std::memcpy(args->tensors[1], args->tensors[0],
+                static_cast<std::size_t>(args->tensor_bytes[0]));
+  }
+  return kOk;
+}
+
+int add_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
+  return map_binary(args, [](float a, float b) { return a + b; });
+}
+
+int mul_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
+  return map_binary(args, [](float a, float b) { return a * b; });
+}
+
+int scale_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
+  if (const int code = check_unary(args, 1); code != kOk) {
+    return code;
+  }
+  const float factor = float_scalar(*args, 0);
+  apply_unary(*args, [factor](float x) { return x * factor; });
+  return kOk;
+}
+
+// The operands of one validated matmul: a is rows x inner, b is inner x cols, out rows x cols.
+struct MatmulOperands {
+  const float *a;
+  const float *b;
+  float *out;
+  std::size_t inner;
+  std::size_t cols;
+};
+
+// A tile of output the compiler keeps in registers while it sums over k.
+constexpr std::size_t kTileRows = 4;
+constexpr std::size_t kTileCols = 8;
+
+// Writes out[first_row, first_row + kRows) x [first_col, first_col + kTileCols).
+template <std::size_t kRows>
+void matmul_tile(const MatmulOperands &mm, std::size_t first_row, std::size_t first_col) {
+  std::array<std::array<float, kTileCols>, kRows> sums{};
+  const float *a_column = mm.a + first_row * mm.inner;
+  const float *b_segment = mm.b + first_col;
+  for (std::size_t step = 0; step < mm.inner; ++step, ++a_column, b_segment += mm.cols) {
+    std::array<float, kTileCols> b_values;
+    std::copy_n(b_segment, kTileCols, b_values.begin());
+    for (std::size_t row = 0; row < kRows; ++row) {
+      const float weight = a_column[row * mm.inner];
+      for (std::size_t col = 0; col < kTileCols; ++col) {
+        sums[row][col] += weight * b_values[col];
+      }
+    }
+  }
+  for (std::size_t row = 0; row < kRows; ++row) {
+    std::copy(sums[row].begin(), sums[row].end(), mm.out + (first_row + row) * mm.cols + first_col);
+  }
+}
+
+// Writes out[first_row, first_row + kRows) x [first_col, cols), fewer than kTileCols columns.
+template <std::size_t kRows>
+void matmul_column_tail(const MatmulOperands &mm, std::size_t first_row, std::size_t first_col) {
+  for (std::size_t row = first_row; row < first_row + kRows; ++row) {
+    float *out_row = mm.out + row * mm.cols;
+    std::fill(out_row + first_col, out_row + mm.cols, 0.0F);
+    const float *a_row = mm.a + row * mm.inner;
+    for (std::size_t step = 0; step < mm.inner; ++step) {
+      const float weight = a_row[step];
+      const float *b_row = mm.b + step * mm.cols;
+      for (std::size_t col = first_col; col < mm.cols; ++col) {
+        out_row[col] += weight * b_row[col];
+      }
+    }
+  }
+}
+
+// Writes out[first_row, first_row + kRows) x [0, cols).
+template <std::size_t kRows>
+void matmul_rows(const MatmulOperands &mm, std::size_t first_row) {
+  std::size_t col = 0;
+  for (; col + kTileCols <= mm.cols; col += kTileCols) {
+    matmul_tile<kRows>(mm, first_row, col);
+  }
+  if (col < mm.cols) {
+    matmul_column_tail<kRows>(mm, first_row, col);
+  }
+}
+
+int matmul_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
+  if (const int code = check_operands(args, 3, 3); code != kOk) {
+    return code;
+  }
+  const std::uint64_t m = args->scalars[0];
+  const std::uint64_t k = args->scalars[1];
+  const std::uint64_t n = args->scalars[2];
+  if (m == 0 || k == 0 || n == 0) {
+    return kZeroDimension;
+  }
+  if (!holds_matrix(float_count(*args, 0), m, k) || !holds_matrix(float_count(*args, 1), k, n) ||
+      !holds_matrix(float_count(*args, 2), m, n)) {
+    return kSizeMismatch;
+  }
+  if (overlaps(*args, 2, 0) || overlaps(*args, 2, 1)) {
+    return kOverlappingOutput;
+  }
+  // Every element sums its k products in increasing order starting from zero, whichever tile
+  // computes it. Each dimension product fits in size_t: it counts the floats of a tensor.
+  const MatmulOperands mm{input(*args, 0), input(*args, 1), output(*args, 2),
+                          static_cast<std::size_t>(k), static_cast<std::size_t>(n)};
+  const auto rows = static_cast<std::size_t>(m);
+  std::size_t row = 0;
+  for (; row + kTileRows <= rows; row += kTileRows) {
+    matmul_rows<kTileRows>(mm, row);
+  }
+  for (; row < rows; ++row) {
+    matmul_rows<1>(mm, row);
+  }
+  return kOk;
+}
+
+int softmax_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
+  if (const int code = check_operands(args, 2, 1); code != kOk) {
+    return code;
+  }
+  const std::uint64_t cols_scalar = args->scalars[0];
+  if (cols_scalar == 0) {
+    return kZeroDimension;
+  }
+  const std::size_t count = float_count(*args, 0);
+  if (float_count(*args, 1) != count || count % cols_scalar != 0) {
+    return kSizeMismatch;
+  }
+  if (!identical_or_disjoint(*args, 1, 0)) {
+    return kOverlappingOutput;
+  }
+  const auto cols = static_cast<std::size_t>(cols_scalar);
+  const float *in = input(*args, 0);
+  float *out = output(*args, 1);
+  for (std::size_t start = 0; start < count; start += cols) {
+    const float *in_row = in + start;
+    float *out_row = out + start;
+    float row_max = in_row[0];
+    for (std::size_t col = 1; col < cols; ++col) {
+      row_max = std::max(row_max, in_row[col]);
+    }
+    double sum = 0.0;
+    for (std::size_t col = 0; col < cols; ++col) {
+      const float e = std::exp(in_row[col] - row_max);
+      out_row[col] = e;
+      sum += e;
+    }
+    const auto inverse_sum = static_cast<float>(1.0 / sum);
+    for (std::size_t col = 0; col < cols; ++col) {
+      out_row[col] *= inverse_sum;
+    }
+  }
+  return kOk;
+}
+
+int rmsnorm_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
+  if (const int code = check_operands(args, 3, 2); code != kOk) {
+    return code;
+  }
+  const std::uint64_t cols_scalar = args->scalars[0];
+  if (cols_scalar == 0) {
+    return kZeroDimension;
+  }
+  const std::size_t count = float_count(*args, 0);
+  if (float_count(*args, 2) != count || count % cols_scalar != 0 ||
+      float_count(*args, 1) != cols_scalar) {
+    return kSizeMismatch;
+  }
+  if (!identical_or_disjoint(*args, 2, 0) || !identical_or_disjoint(*args, 2, 1)) {
+    return kOverlappingOutput;
+  }
+  const float eps = float_scalar(*args, 1);
+  if (!std::isfinite(eps) || eps < 0.0F) {
+    return kScalarOutOfDomain;
+  }
+  const auto cols = static_cast<std::size_t>(cols_scalar);
+  const float *in = input(*args, 0);
+  const float *weight = input(*args, 1);
+  float *out = output(*args, 2);
+  for (std::size_t start = 0; start < count; start += cols) {
+    const float *in_row = in + start;
+    float *out_row = out + start;
+    double sum_of_squares = 0.0;
+    for (std::size_t col = 0; col < cols; ++col) {
+      const double x = in_row[col];
+      sum_of_squares += x * x;
+    }
+    const double mean_square = sum_of_squares / static_cast<double>(cols);
+    const double inverse_rms = 1.0 / std::sqrt(mean_square + static_cast<double>(eps));
+    for (std::size_t col = 0; col < cols; ++col) {
+      out_row[col] = static_cast<float>(in_row[col] * inverse_rms * weight[col]);
+    }
+  }
+  return kOk;
+}
+
+int silu_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
+  if (const int code = check_unary(args, 0); code != kOk) {
+    return code;
+  }
+  apply_unary(*args, [](float x) { return x * sigmoid(x); });
+  return kOk;
+}
+
+int gelu_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
+  // 0.5 (1 + tanh(u)) == sigmoid(2 u); twice sqrt(2/pi) folds the doubling into the constant.
+  constexpr float kTwiceSqrtTwoOverPi = 1.5957691216057308F;
+  constexpr float kCubicCoefficient = 0.044715F;
+  if (const int code = check_unary(args, 0); code != kOk) {
+    return code;
+  }
+  apply_unary(*args, [](float x) {
+    return x * sigmoid(kTwiceSqrtTwoOverPi * (x + kCubicCoefficient * x * x * x));
+  });
+  return kOk;
+}
+
+constexpr std::array<BuiltinKernel, 10> kBuiltinKernels{{
+    {"fill", fill_kernel, 1, 1},
+    {"copy", copy_kernel, 2, 0},
+    {"add", add_kernel, 3, 0},
+    {"mul", mul_kernel, 3, 0},
+    {"scale", scale_kernel, 2, 1},
+    {"matmul", matmul_kernel, 3, 3},
+    {"softmax", softmax_kernel, 2, 1},
+    {"rmsnorm", rmsnorm_kernel, 3, 2},
+    {"silu", silu_kernel, 2, 0},
+    {"gelu", gelu_kernel, 2, 0},
+}};
+
+}  // namespace
+
+std::span<const BuiltinKernel> builtin_kernels() noexcept {
+  return kBuiltinKernels;
+}
+
+}  // namespace replayrt

@@ -1,0 +1,143 @@
+#include "runtime/task_graph_image.h"
+
+#include <cstring>
+
+#include "common/format.h"
+#include "runtime/callable.h"
+
+namespace replayrt {
+
+namespace {
+constexpr std::uint64_t align_up(std::uint64_t value, std::uint64_t align) {
+  return (value + align - 1) / align * align;
+}
+
+struct ImageLayout {
+  std::uint64_t tasks = 0;
+  std::uint64_t operands = 0;
+  std::uint64_t successors = 0;
+  std::uint64_t total = 0;
+};
+
+ImageLayout image_layout(std::uint64_t tasks, std::uint64_t operands, std::uint64_t edges) {
+  ImageLayout layout;
+  layout.tasks = align_up(sizeof(TaskGraphHeader), 16);
+  layout.operands = align_up(layout.tasks + tasks * sizeof(TaskRecord), 16);
+  layout.successors = align_up(layout.operands + operands * sizeof(OperandRecord), 16);
+  layout.total = align_up(layout.successors + edges * sizeof(std::uint32_t), 64);
+  return layout;
+}
+
+template <class T>
+void store(std::span<std::byte> out, std::uint64_t offset, const T &value) {
+  std::memcpy(out.data() + offset, &value, sizeof(T));
+}
+}  // namespace
+
+std::uint64_t task_graph_image_bytes(std::uint64_t tasks, std::uint64_t operands,
+                                     std::uint64_t edges) noexcept {
+  return image_layout(tasks, operands, edges).total;
+}
+
+std::uint64_t scheduler_state_bytes(std::uint64_t tasks) noexcept {
+  return align_up(sizeof(SchedulerStateHeader) + 2 * tasks * sizeof(std::uint32_t), 64);
+}
+
+Status build_task_graph_image(const Callable &callable, const ImageBinding &binding,
+                              std::span<std::byte> out) {
+  const auto tasks = callable.tasks();
+  const auto operands = callable.operands();
+  const auto successors = callable.successors();
+  const ImageLayout layout = image_layout(tasks.size(), operands.size(), successors.size());
+  if (out.size() != layout.total) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                         format("image buffer of %zu bytes, the image needs %llu", out.size(),
+                                static_cast<unsigned long long>(layout.total)));
+  }
+  std::memset(out.data(), 0, out.size());
+  TaskGraphHeader header{};
+  header.magic = kTaskGraphMagic;
+  header.version = kTaskGraphVersion;
+  header.callable_id = binding.callable_id;
+  header.num_tasks = static_cast<std::uint32_t>(tasks.size());
+  header.generation = binding.generation;
+  header.num_params = static_cast<std::uint32_t>(callable.params().size());
+  header.num_scalars = callable.num_scalars();
+  header.num_operands = static_cast<std::uint32_t>(operands.size());
+  header.num_edges = static_cast<std::uint32_t>(successors.size());
+  header.content_key = callable.content_key();
+  header.image_bytes = layout.total;
+  header.tasks_offset = layout.tasks;
+  header.operands_offset = layout.operands;
+  header.successors_offset = layout.successors;
+  header.scheduler_state = reinterpret_cast<std::uint64_t>(binding.scheduler_state);
+  header.scheduler_seed = reinterpret_cast<std::uint64_t>(binding.scheduler_seed);
+  store(out, 0, header);
+
+  for (std::size_t t = 0; t < tasks.size(); ++t) {
+    const TaskPlan &plan = tasks[t];
+    const TaskRecord record{plan.kernel_id,      plan.first_operand,  plan.num_tensors,
+                            plan.num_scalars,    plan.first_successor, plan.num_successors,
+                            plan.num_predecessors, 0};
+    store(out, layout.tasks + t * sizeof(TaskRecord), record);
+  }
+  const auto intermediates = callable.intermediates();
+  const auto offsets = callable.intermediate_offsets();
+  const auto heap = reinterpret_cast<std::uint64_t>(binding.gm_heap);
+  for (std::size_t o = 0; o < operands.size(); ++o) {
+    const OperandRef &ref = operands[o];
+    OperandRecord record{};
+    record.index = ref.index;
+    switch (ref.kind) {
+      case RRT_OPERAND_PARAM:
+        record.kind = static_cast<std::uint32_t>(ImageOperandKind::kParam);
+        break;
+      case RRT_OPERAND_INTERMEDIATE:
+        record.kind = static_cast<std::uint32_t>(ImageOperandKind::kBaked);
+        record.value = heap + offsets[ref.index];
+        record.bytes = intermediates[ref.index].bytes;
+        break;
+      case RRT_OPERAND_SCALAR:
+        record.kind = static_cast<std::uint32_t>(ImageOperandKind::kScalar);
+        break;
+      case RRT_OPERAND_IMMEDIATE:
+        record.kind = static_cast<std::uint32_t>(ImageOperandKind::kImmediate);
+        record.value = ref.index;
+        break;
+    }
+    store(out, layout.operands + o * sizeof(OperandRecord), record);
+  }
+  if (!successors.empty()) {
+    std::memcpy(out.data() + layout.successors, successors.data(),
+                successors.size() * sizeof(std::uint32_t));
+  }
+  return Status::ok();
+}
+
+Status build_scheduler_seed(const Callable &callable, std::span<std::byte> out) {
+  const auto tasks = callable.tasks();
+  if (out.size() != scheduler_state_bytes(tasks.size())) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT, "scheduler seed buffer has the wrong size");
+  }
+  std::memset(out.data(), 0, out.size());
+  const std::uint64_t remaining = sizeof(SchedulerStateHeader);
+  const std::uint64_t ready = remaining + tasks.size() * sizeof(std::uint32_t);
+  std::uint32_t roots = 0;
+  for (std::size_t t = 0; t < tasks.size(); ++t) {
+    store(out, remaining + t * sizeof(std::uint32_t), tasks[t].num_predecessors);
+    store(out, ready + t * sizeof(std::uint32_t), ~std::uint32_t{0});
+  }
+  for (std::size_t t = 0; t < tasks.size(); ++t) {
+    if (tasks[t].num_predecessors == 0) {
+      store(out, ready + roots * sizeof(std::uint32_t), static_cast<std::uint32_t>(t));
+      ++roots;
+    }
+  }
+  SchedulerStateHeader header{};
+  header.next_push = roots;
+  header.failed_task = -1;
+  store(out, 0, header);
+  return Status::ok();
+}
+
+}  // namespace replayrt

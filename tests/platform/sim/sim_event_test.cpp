@@ -1,0 +1,240 @@
+#include "platform/sim/sim_event.h"
+
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "platform/sim/sim_execution_fixture.h"
+
+namespace replayrt::sim {
+namespace {
+
+using testing::Gate;
+using testing::launch_append;
+using testing::launch_failing;
+using testing::SimExecutionTest;
+
+using SimEventTest = SimExecutionTest;
+
+// Stores the int in its invocation into the int its context points to.
+Status store_entry(void *context, const std::byte *invocation, std::size_t bytes) {
+  EXPECT_EQ(bytes, sizeof(int));
+  std::memcpy(context, invocation, sizeof(int));
+  return Status::ok();
+}
+
+// Copies the int its context's source points to into its context's destination.
+struct Transfer {
+  const int *source = nullptr;
+  int *destination = nullptr;
+};
+
+Status transfer_entry(void *context, const std::byte * /*invocation*/, std::size_t /*bytes*/) {
+  const auto *const transfer = static_cast<const Transfer *>(context);
+  *transfer->destination = *transfer->source;
+  return Status::ok();
+}
+
+Status launch_store(Stream &stream, int *target, int value) {
+  LaunchRequest request;
+  request.entry = &store_entry;
+  request.entry_context = target;
+  request.invocation = std::as_bytes(std::span<const int>(&value, 1));
+  return stream.enqueue_launch(request);
+}
+
+Status launch_transfer(Stream &stream, Transfer &transfer) {
+  LaunchRequest request;
+  request.entry = &transfer_entry;
+  request.entry_context = &transfer;
+  return stream.enqueue_launch(request);
+}
+
+TEST_F(SimEventTest, NeverRecordedEventIsComplete) {
+  Event &event = new_event();
+  EXPECT_TRUE(event.query());
+  EXPECT_TRUE(event.synchronize().is_ok());
+}
+
+TEST_F(SimEventTest, RecordCompletesAfterTheWorkBeforeIt) {
+  Stream &stream = new_stream();
+  Event &event = new_event();
+  Gate &gate = new_gate();
+  std::vector<int> log;
+  ASSERT_TRUE(gate.block(stream).is_ok());
+  ASSERT_TRUE(launch_append(stream, log, 1).is_ok());
+  ASSERT_TRUE(stream.record_event(event).is_ok());
+  gate.wait_until_entered();
+  EXPECT_FALSE(event.query());
+  gate.open();
+  ASSERT_TRUE(event.synchronize().is_ok());
+  EXPECT_TRUE(event.query());
+  EXPECT_EQ(log, std::vector<int>{1});
+}
+
+TEST_F(SimEventTest, SynchronizeWaitsForTheLatestRecord) {
+  Stream &stream = new_stream();
+  Event &event = new_event();
+  std::vector<int> log;
+  for (int i = 0; i < 500; ++i) {
+    ASSERT_TRUE(launch_append(stream, log, i).is_ok());
+    ASSERT_TRUE(stream.record_event(event).is_ok());
+  }
+  ASSERT_TRUE(event.synchronize().is_ok());
+  EXPECT_TRUE(event.query());
+  EXPECT_EQ(log.size(), 500u);
+}
+
+TEST_F(SimEventTest, RecordCarriesTheStreamFailure) {
+  Stream &failing = new_stream();
+  Event &event = new_event();
+  ASSERT_TRUE(launch_failing(failing).is_ok());
+  ASSERT_TRUE(failing.record_event(event).is_ok());
+  const Status carried = event.synchronize();
+  EXPECT_EQ(carried.code(), RRT_ERR_KERNEL_FAILED);
+  EXPECT_NE(carried.message().find("task 7"), std::string::npos) << carried.message();
+  EXPECT_EQ(failing.synchronize().code(), RRT_ERR_KERNEL_FAILED);
+  // Reporting on the stream does not clear what the event carries.
+  EXPECT_EQ(event.synchronize().code(), RRT_ERR_KERNEL_FAILED);
+  // A new record on a healthy stream carries no failure.
+  ASSERT_TRUE(failing.record_event(event).is_ok());
+  EXPECT_TRUE(event.synchronize().is_ok());
+}
+
+TEST_F(SimEventTest, CrossStreamWaitOrdersWork) {
+  Stream &producer = new_stream();
+  Stream &consumer = new_stream();
+  Event &event = new_event();
+  Gate &gate = new_gate();
+  int produced = 0;
+  int observed = -1;
+  Transfer transfer{&produced, &observed};
+  ASSERT_TRUE(gate.block(producer).is_ok());
+  ASSERT_TRUE(launch_store(producer, &produced, 42).is_ok());
+  ASSERT_TRUE(producer.record_event(event).is_ok());
+  ASSERT_TRUE(consumer.wait_event(event).is_ok());
+  ASSERT_TRUE(launch_transfer(consumer, transfer).is_ok());
+  gate.wait_until_entered();
+  EXPECT_FALSE(event.query());
+  gate.open();
+  ASSERT_TRUE(consumer.synchronize().is_ok());
+  EXPECT_EQ(observed, 42);
+  ASSERT_TRUE(producer.synchronize().is_ok());
+}
+
+TEST_F(SimEventTest, WaitBindsToTheRecordAtEnqueue) {
+  Stream &producer = new_stream();
+  Stream &consumer = new_stream();
+  Event &event = new_event();
+  Gate &gate = new_gate();
+  std::vector<int> log;
+  // A wait on a never-recorded event waits for nothing, even if a record follows it.
+  ASSERT_TRUE(consumer.wait_event(event).is_ok());
+  ASSERT_TRUE(gate.block(producer).is_ok());
+  ASSERT_TRUE(producer.record_event(event).is_ok());
+  ASSERT_TRUE(launch_append(consumer, log, 1).is_ok());
+  ASSERT_TRUE(consumer.synchronize().is_ok());
+  EXPECT_EQ(log, std::vector<int>{1});
+  EXPECT_FALSE(event.query());
+  gate.open();
+  ASSERT_TRUE(event.synchronize().is_ok());
+}
+
+TEST_F(SimEventTest, WaitOnAFailedRecordFailsTheWaitingStream) {
+  Stream &failing = new_stream();
+  Stream &waiting = new_stream();
+  Event &event = new_event();
+  std::vector<int> log;
+  ASSERT_TRUE(launch_failing(failing).is_ok());
+  ASSERT_TRUE(failing.record_event(event).is_ok());
+  ASSERT_TRUE(waiting.wait_event(event).is_ok());
+  ASSERT_TRUE(launch_append(waiting, log, 1).is_ok());
+  const Status failure = waiting.synchronize();
+  EXPECT_EQ(failure.code(), RRT_ERR_KERNEL_FAILED);
+  EXPECT_NE(failure.message().find("waited on an event"), std::string::npos) << failure.message();
+  EXPECT_NE(failure.message().find("task 7"), std::string::npos) << failure.message();
+  EXPECT_TRUE(log.empty());
+  ASSERT_TRUE(launch_append(waiting, log, 2).is_ok());
+  EXPECT_TRUE(waiting.synchronize().is_ok());
+  EXPECT_EQ(log, std::vector<int>{2});
+  EXPECT_EQ(failing.synchronize().code(), RRT_ERR_KERNEL_FAILED);
+}
+
+TEST_F(SimEventTest, EventMayBeDestroyedWhileItsRecordIsQueued) {
+  Stream &stream = new_stream();
+  Gate &gate = new_gate();
+  ASSERT_TRUE(gate.block(stream).is_ok());
+  {
+    std::unique_ptr<Event> event;
+    ASSERT_TRUE(device_.create_event(&event).is_ok());
+    ASSERT_TRUE(stream.record_event(*event).is_ok());
+    ASSERT_TRUE(stream.wait_event(*event).is_ok());
+  }
+  gate.open();
+  EXPECT_TRUE(stream.synchronize().is_ok());
+}
+
+class ForeignEvent final : public Event {
+ public:
+  Status synchronize() override { return Status::ok(); }
+  bool query() const override { return true; }
+};
+
+TEST_F(SimEventTest, StreamsRejectEventsTheSimulatorDidNotCreate) {
+  Stream &stream = new_stream();
+  ForeignEvent foreign;
+  EXPECT_EQ(stream.record_event(foreign).code(), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(stream.wait_event(foreign).code(), RRT_ERR_INVALID_ARGUMENT);
+}
+
+TEST_F(SimEventTest, PingPongBetweenStreams) {
+  Stream &left = new_stream();
+  Stream &right = new_stream();
+  Event &left_done = new_event();
+  Event &right_done = new_event();
+  std::vector<int> log;
+  // Both streams append to one log; the events make the appends alternate.
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(left.wait_event(right_done).is_ok());
+    ASSERT_TRUE(launch_append(left, log, 2 * i).is_ok());
+    ASSERT_TRUE(left.record_event(left_done).is_ok());
+    ASSERT_TRUE(right.wait_event(left_done).is_ok());
+    ASSERT_TRUE(launch_append(right, log, 2 * i + 1).is_ok());
+    ASSERT_TRUE(right.record_event(right_done).is_ok());
+  }
+  ASSERT_TRUE(left.synchronize().is_ok());
+  ASSERT_TRUE(right.synchronize().is_ok());
+  ASSERT_EQ(log.size(), 400u);
+  for (int i = 0; i < 400; ++i) {
+    ASSERT_EQ(log[i], i);
+  }
+}
+
+TEST_F(SimEventTest, ConcurrentRecordsAndHostWaits) {
+  Stream &stream = new_stream();
+  Event &event = new_event();
+  std::vector<int> log;
+  {
+    std::vector<std::jthread> waiters;
+    for (int t = 0; t < 3; ++t) {
+      waiters.emplace_back([&event] {
+        for (int i = 0; i < 300; ++i) {
+          EXPECT_TRUE(event.synchronize().is_ok());
+          static_cast<void>(event.query());
+        }
+      });
+    }
+    for (int i = 0; i < 1000; ++i) {
+      ASSERT_TRUE(launch_append(stream, log, i).is_ok());
+      ASSERT_TRUE(stream.record_event(event).is_ok());
+    }
+  }
+  ASSERT_TRUE(event.synchronize().is_ok());
+  EXPECT_EQ(log.size(), 1000u);
+}
+
+}  // namespace
+}  // namespace replayrt::sim

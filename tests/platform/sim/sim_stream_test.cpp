@@ -1,0 +1,273 @@
+#include "platform/sim/sim_stream.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "platform/fault_injecting_device.h"
+#include "platform/sim/sim_execution_fixture.h"
+
+namespace replayrt::sim {
+namespace {
+
+using testing::Gate;
+using testing::launch_append;
+using testing::launch_failing;
+using testing::SimExecutionTest;
+
+using SimStreamTest = SimExecutionTest;
+
+TEST_F(SimStreamTest, LaunchesRunInEnqueueOrder) {
+  Stream &stream = new_stream();
+  std::vector<int> log;
+  for (int i = 0; i < 2000; ++i) {
+    ASSERT_TRUE(launch_append(stream, log, i).is_ok());
+  }
+  ASSERT_TRUE(stream.synchronize().is_ok());
+  std::vector<int> expected(2000);
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(log, expected);
+}
+
+struct ByteSum {
+  std::size_t bytes = 0;
+  std::uint64_t sum = 0;
+};
+
+Status sum_entry(void *context, const std::byte *invocation, std::size_t bytes) {
+  auto *const result = static_cast<ByteSum *>(context);
+  result->bytes = bytes;
+  result->sum = 0;
+  for (std::size_t i = 0; i < bytes; ++i) {
+    result->sum += static_cast<std::uint64_t>(invocation[i]);
+  }
+  return Status::ok();
+}
+
+TEST_F(SimStreamTest, LaunchGetsTheBytesAsTheyWereAtEnqueue) {
+  Stream &stream = new_stream();
+  for (const std::size_t size :
+       {std::size_t{0}, std::size_t{16}, std::size_t{256}, std::size_t{257}, std::size_t{5000}}) {
+    std::vector<std::byte> buffer(size, std::byte{3});
+    ByteSum result;
+    LaunchRequest request;
+    request.entry = &sum_entry;
+    request.entry_context = &result;
+    request.invocation = buffer;
+    Gate &gate = new_gate();
+    ASSERT_TRUE(gate.block(stream).is_ok());
+    ASSERT_TRUE(stream.enqueue_launch(request).is_ok());
+    // The executor is still blocked in the gate; the launch must already own its bytes.
+    std::fill(buffer.begin(), buffer.end(), std::byte{9});
+    gate.open();
+    ASSERT_TRUE(stream.synchronize().is_ok());
+    EXPECT_EQ(result.bytes, size);
+    EXPECT_EQ(result.sum, 3 * size);
+  }
+}
+
+TEST_F(SimStreamTest, CopiesAndMemsetRoundTripThroughDeviceMemory) {
+  Stream &stream = new_stream();
+  auto *const first = static_cast<unsigned char *>(allocate(4096));
+  auto *const second = static_cast<unsigned char *>(allocate(4096));
+  std::array<unsigned char, 4096> source{};
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    source[i] = static_cast<unsigned char>(i % 251);
+  }
+  std::array<unsigned char, 4096> result{};
+  ASSERT_TRUE(stream.enqueue_copy_host_to_device(first, source.data(), source.size()).is_ok());
+  ASSERT_TRUE(stream.enqueue_memset(first + 100, 0xAB, 50).is_ok());
+  ASSERT_TRUE(stream.enqueue_copy_device_to_device(second, first, 4096).is_ok());
+  ASSERT_TRUE(stream.enqueue_copy_device_to_host(result.data(), second, result.size()).is_ok());
+  ASSERT_TRUE(stream.synchronize().is_ok());
+  for (std::size_t i = 0; i < result.size(); ++i) {
+    const unsigned char expected = i >= 100 && i < 150 ? 0xAB : source[i];
+    ASSERT_EQ(result[i], expected) << "byte " << i;
+  }
+}
+
+TEST_F(SimStreamTest, SynchronizeWaitsForAllQueuedWork) {
+  Gate &gate = new_gate();
+  Stream &stream = new_stream();
+  std::vector<int> log;
+  ASSERT_TRUE(gate.block(stream).is_ok());
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(launch_append(stream, log, i).is_ok());
+  }
+  std::jthread opener([&gate] {
+    gate.wait_until_entered();
+    gate.open();
+  });
+  ASSERT_TRUE(stream.synchronize().is_ok());
+  EXPECT_EQ(log.size(), 100u);
+}
+
+TEST_F(SimStreamTest, FailureSkipsLaterWorkUntilSynchronizeReportsIt) {
+  Stream &stream = new_stream();
+  auto *const buffer = static_cast<unsigned char *>(allocate(1024));
+  ASSERT_TRUE(stream.enqueue_memset(buffer, 0x11, 1024).is_ok());
+  std::vector<int> log;
+  ASSERT_TRUE(launch_append(stream, log, 1).is_ok());
+  ASSERT_TRUE(launch_failing(stream).is_ok());
+  ASSERT_TRUE(launch_append(stream, log, 2).is_ok());
+  ASSERT_TRUE(stream.enqueue_memset(buffer, 0x22, 1024).is_ok());
+  ASSERT_TRUE(launch_failing(stream).is_ok());
+
+  const Status failure = stream.synchronize();
+  EXPECT_EQ(failure.code(), RRT_ERR_KERNEL_FAILED);
+  EXPECT_NE(failure.message().find("task 7"), std::string::npos) << failure.message();
+  EXPECT_EQ(log, std::vector<int>{1});
+  unsigned char byte = 0;
+  ASSERT_TRUE(device_.copy_device_to_host(&byte, buffer + 512, 1).is_ok());
+  EXPECT_EQ(byte, 0x11);
+
+  EXPECT_TRUE(stream.synchronize().is_ok());
+  ASSERT_TRUE(launch_append(stream, log, 3).is_ok());
+  ASSERT_TRUE(stream.enqueue_memset(buffer, 0x33, 1024).is_ok());
+  ASSERT_TRUE(stream.synchronize().is_ok());
+  EXPECT_EQ(log, (std::vector<int>{1, 3}));
+  ASSERT_TRUE(device_.copy_device_to_host(&byte, buffer + 512, 1).is_ok());
+  EXPECT_EQ(byte, 0x33);
+}
+
+TEST_F(SimStreamTest, CopyOfARangeFreedBeforeItRunsFailsOnTheDevice) {
+  Gate &gate = new_gate();
+  Stream &stream = new_stream();
+  void *const buffer = allocate(2048);
+  std::array<unsigned char, 2048> result{};
+  std::vector<int> log;
+  ASSERT_TRUE(gate.block(stream).is_ok());
+  ASSERT_TRUE(stream.enqueue_copy_device_to_host(result.data(), buffer, result.size()).is_ok());
+  ASSERT_TRUE(launch_append(stream, log, 1).is_ok());
+  ASSERT_TRUE(device_.free(buffer).is_ok());
+  gate.open();
+  const Status failure = stream.synchronize();
+  EXPECT_EQ(failure.code(), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(failure.message().find("device-to-host copy"), std::string::npos) << failure.message();
+  EXPECT_TRUE(log.empty());
+}
+
+TEST_F(SimStreamTest, NullEntryIsRejectedAtEnqueue) {
+  Stream &stream = new_stream();
+  EXPECT_EQ(stream.enqueue_launch(LaunchRequest{}).code(), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(stream.synchronize().is_ok());
+}
+
+TEST_F(SimStreamTest, StreamsOfOneDeviceRunIndependently) {
+  Gate &gate = new_gate();
+  Stream &blocked = new_stream();
+  Stream &free_running = new_stream();
+  std::vector<int> blocked_log;
+  std::vector<int> free_log;
+  ASSERT_TRUE(gate.block(blocked).is_ok());
+  ASSERT_TRUE(launch_append(blocked, blocked_log, 1).is_ok());
+  ASSERT_TRUE(launch_append(free_running, free_log, 2).is_ok());
+  ASSERT_TRUE(free_running.synchronize().is_ok());
+  EXPECT_EQ(free_log, std::vector<int>{2});
+  gate.open();
+  ASSERT_TRUE(blocked.synchronize().is_ok());
+  EXPECT_EQ(blocked_log, std::vector<int>{1});
+}
+
+TEST_F(SimStreamTest, ConcurrentEnqueuesAllRunInEachThreadsOrder) {
+  Stream &stream = new_stream();
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 2000;
+  std::vector<int> log;
+  {
+    std::vector<std::jthread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&stream, &log, t] {
+        for (int i = 0; i < kPerThread; ++i) {
+          ASSERT_TRUE(launch_append(stream, log, t * kPerThread + i).is_ok());
+        }
+      });
+    }
+  }
+  ASSERT_TRUE(stream.synchronize().is_ok());
+  ASSERT_EQ(log.size(), static_cast<std::size_t>(kThreads * kPerThread));
+  std::array<int, kThreads> next{};
+  for (const int value : log) {
+    const int thread = value / kPerThread;
+    EXPECT_EQ(value % kPerThread, next[thread]);
+    next[thread] = value % kPerThread + 1;
+  }
+}
+
+TEST_F(SimStreamTest, ConcurrentSynchronizeCallsAllReturn) {
+  Stream &stream = new_stream();
+  std::vector<int> log;
+  std::atomic<int> synchronized{0};
+  {
+    std::vector<std::jthread> waiters;
+    for (int t = 0; t < 3; ++t) {
+      waiters.emplace_back([&] {
+        for (int i = 0; i < 200; ++i) {
+          EXPECT_TRUE(stream.synchronize().is_ok());
+        }
+        synchronized.fetch_add(1);
+      });
+    }
+    for (int i = 0; i < 2000; ++i) {
+      ASSERT_TRUE(launch_append(stream, log, i).is_ok());
+    }
+  }
+  EXPECT_EQ(synchronized.load(), 3);
+  ASSERT_TRUE(stream.synchronize().is_ok());
+  EXPECT_EQ(log.size(), 2000u);
+}
+
+TEST_F(SimStreamTest, DestructionRunsQueuedWorkFirst) {
+  Gate &gate = new_gate();
+  std::vector<int> log;
+  std::unique_ptr<Stream> stream;
+  ASSERT_TRUE(device_.create_stream(&stream).is_ok());
+  ASSERT_TRUE(gate.block(*stream).is_ok());
+  std::jthread opener([&gate] {
+    gate.wait_until_entered();
+    gate.open();
+  });
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_TRUE(launch_append(*stream, log, i).is_ok());
+  }
+  EXPECT_TRUE(launch_failing(*stream).is_ok());
+  stream.reset();
+  EXPECT_EQ(log.size(), 100u);
+}
+
+TEST_F(SimStreamTest, IdleStreamsCanBeCreatedAndDestroyed) {
+  for (int i = 0; i < 20; ++i) {
+    std::unique_ptr<Stream> stream;
+    ASSERT_TRUE(device_.create_stream(&stream).is_ok());
+  }
+}
+
+TEST_F(SimStreamTest, NullOutputsAreRejected) {
+  EXPECT_EQ(device_.create_stream(nullptr).code(), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(device_.create_event(nullptr).code(), RRT_ERR_INVALID_ARGUMENT);
+}
+
+TEST(SimStreamFaultInjectionTest, FaultInjectingDeviceForwardsStreamsAndEvents) {
+  SimDevice device;
+  FaultInjectingDevice faults(device);
+  std::unique_ptr<Stream> stream;
+  std::unique_ptr<Event> event;
+  ASSERT_TRUE(faults.create_stream(&stream).is_ok());
+  ASSERT_TRUE(faults.create_event(&event).is_ok());
+  EXPECT_NE(dynamic_cast<SimStream *>(stream.get()), nullptr);
+  std::vector<int> log;
+  ASSERT_TRUE(launch_append(*stream, log, 5).is_ok());
+  ASSERT_TRUE(stream->record_event(*event).is_ok());
+  ASSERT_TRUE(event->synchronize().is_ok());
+  EXPECT_EQ(log, std::vector<int>{5});
+}
+
+}  // namespace
+}  // namespace replayrt::sim

@@ -1,0 +1,214 @@
+#include "runtime/device/device_runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "platform/sim/sim_device.h"
+#include "runtime/callable.h"
+#include "runtime/device_build_bind.h"
+#include "runtime/task_graph_image.h"
+#include "support/callable_builder.h"
+
+namespace replayrt {
+namespace {
+
+using testing::CallableBuilder;
+using testing::f32;
+using testing::imm_f32;
+using testing::inter;
+using testing::param;
+
+// Places a callable's image and scheduler state in sim device memory and encodes invocations
+// for it, the way a bind does, so the device half can be driven directly.
+class DeviceRuntimeTest : public ::testing::Test {
+ protected:
+  ~DeviceRuntimeTest() override {
+    for (void *ptr : allocations_) {
+      (void)device_.free(ptr);
+    }
+  }
+
+  void *device_alloc(std::size_t bytes) {
+    void *ptr = device_.allocate(bytes);
+    allocations_.push_back(ptr);
+    return ptr;
+  }
+
+  void place(CallableBuilder &builder, bool host_seed = false) {
+    ASSERT_TRUE(Callable::create(builder.desc(), kernels_, &callable_).is_ok());
+    const CallableRequirements &needs = callable_->requirements();
+    heap_ = needs.gm_heap != 0 ? device_alloc(needs.gm_heap) : nullptr;
+    state_ = device_alloc(needs.scheduler_state);
+    void *seed = nullptr;
+    if (host_seed) {
+      std::vector<std::byte> host(needs.scheduler_state);
+      ASSERT_TRUE(build_scheduler_seed(*callable_, host).is_ok());
+      seed = device_alloc(needs.scheduler_state);
+      ASSERT_TRUE(device_.copy_host_to_device(seed, host.data(), host.size()).is_ok());
+    }
+    image_ = device_alloc(needs.image);
+    std::vector<std::byte> host(needs.image);
+    ASSERT_TRUE(build_task_graph_image(*callable_, ImageBinding{3, 11, heap_, state_, seed}, host)
+                    .is_ok());
+    ASSERT_TRUE(device_.copy_host_to_device(image_, host.data(), host.size()).is_ok());
+  }
+
+  Status run(std::vector<rrt_tensor_arg_t> tensors, DeviceRuntime &runtime,
+             std::uint64_t generation = 11) {
+    BindRequest request;
+    request.callable = callable_.get();
+    request.callable_id = 3;
+    request.generation = generation;
+    request.args = RunArgsView{tensors, {}};
+    std::vector<void *> addresses;
+    for (const rrt_tensor_arg_t &arg : tensors) {
+      addresses.push_back(arg.addr);
+    }
+    BoundRun bound;
+    encode_invocation(request, ExecutionMode::kKernel, image_, addresses, &bound);
+    const auto bytes = bound.invocation_span();
+    return DeviceRuntime::entry(&runtime, bytes.data(), bytes.size());
+  }
+
+  sim::SimDevice device_;
+  KernelRegistry kernels_;
+  std::unique_ptr<const Callable> callable_;
+  std::vector<void *> allocations_;
+  void *heap_ = nullptr;
+  void *state_ = nullptr;
+  void *image_ = nullptr;
+};
+
+TEST_F(DeviceRuntimeTest, RunsAChainFromDeviceMemory) {
+  CallableBuilder b;
+  b.param(f32({8})).param(f32({8}, RRT_DIR_OUT)).intermediate(f32({8}));
+  b.task(testing::kScale, {param(0), inter(0), imm_f32(3.0F)});
+  b.task(testing::kAdd, {inter(0), param(0), param(1)});
+  place(b);
+  std::vector<float> in = {1, 2, 3, 4, 5, 6, 7, 8};
+  std::vector<float> out(8, -1.0F);
+  DeviceRuntime runtime(kernels_, 1);
+  ASSERT_TRUE(run({{in.data(), 32, RRT_SPACE_HOST}, {out.data(), 32, RRT_SPACE_HOST}}, runtime)
+                  .is_ok());
+  for (std::size_t i = 0; i < 8; ++i) {
+    EXPECT_FLOAT_EQ(out[i], 4.0F * in[i]);
+  }
+}
+
+TEST_F(DeviceRuntimeTest, WorkerCountDoesNotChangeResults) {
+  CallableBuilder b;
+  b.param(f32({64})).param(f32({64}, RRT_DIR_OUT));
+  for (std::uint32_t i = 0; i < 32; ++i) {
+    b.intermediate(f32({64}));
+    b.task(testing::kScale, {param(0), inter(i), imm_f32(static_cast<float>(i))});
+  }
+  b.intermediate(f32({64}));
+  b.task(testing::kCopy, {inter(0), inter(32)});
+  for (std::uint32_t i = 1; i < 32; ++i) {
+    b.task(testing::kAdd, {inter(32), inter(i), inter(32)});
+  }
+  b.task(testing::kCopy, {inter(32), param(1)});
+  place(b, /*host_seed=*/true);
+  std::vector<float> in(64);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    in[i] = static_cast<float>(i);
+  }
+  for (const unsigned workers : {1u, 2u, 4u}) {
+    DeviceRuntime runtime(kernels_, workers);
+    EXPECT_EQ(runtime.workers(), workers);
+    for (int repeat = 0; repeat < 20; ++repeat) {
+      std::vector<float> out(64, -1.0F);
+      ASSERT_TRUE(
+          run({{in.data(), 256, RRT_SPACE_HOST}, {out.data(), 256, RRT_SPACE_HOST}}, runtime)
+              .is_ok());
+      for (std::size_t i = 0; i < 64; ++i) {
+        ASSERT_FLOAT_EQ(out[i], 496.0F * in[i]) << "workers " << workers << " element " << i;
+      }
+    }
+  }
+}
+
+int fail_with_seven(const rrt_kernel_args_t *, void *) { return 7; }
+
+TEST_F(DeviceRuntimeTest, AKernelFailureNamesTheTaskAndSkipsItsDependents) {
+  std::int32_t failing = -1;
+  ASSERT_TRUE(kernels_.add(KernelEntry{"explode", &fail_with_seven, nullptr, 1, 0, true}, &failing)
+                  .is_ok());
+  CallableBuilder b;
+  b.param(f32({4})).param(f32({4}, RRT_DIR_OUT)).intermediate(f32({4}));
+  b.task(testing::kCopy, {param(0), inter(0)});
+  b.task(failing, {inter(0)});
+  b.task(testing::kCopy, {inter(0), param(1)});
+  place(b);
+  std::vector<float> in = {1, 2, 3, 4};
+  std::vector<float> out(4, -1.0F);
+  DeviceRuntime runtime(kernels_, 1);
+  const Status status =
+      run({{in.data(), 16, RRT_SPACE_HOST}, {out.data(), 16, RRT_SPACE_HOST}}, runtime);
+  EXPECT_EQ(status.code(), RRT_ERR_KERNEL_FAILED);
+  EXPECT_NE(status.message().find("task 1 (kernel 'explode') failed with code 7"),
+            std::string::npos)
+      << status.message();
+  EXPECT_EQ(out[0], -1.0F);
+}
+
+TEST_F(DeviceRuntimeTest, AFreedImageIsDetectedInsteadOfExecuted) {
+  CallableBuilder b;
+  b.param(f32({4})).param(f32({4}, RRT_DIR_OUT));
+  b.task(testing::kCopy, {param(0), param(1)});
+  place(b);
+  ASSERT_TRUE(device_.free(image_).is_ok());
+  allocations_.erase(std::find(allocations_.begin(), allocations_.end(), image_));
+  std::vector<float> in(4, 1.0F);
+  std::vector<float> out(4, -1.0F);
+  DeviceRuntime runtime(kernels_, 1);
+  const Status status =
+      run({{in.data(), 16, RRT_SPACE_HOST}, {out.data(), 16, RRT_SPACE_HOST}}, runtime);
+  EXPECT_EQ(status.code(), RRT_ERR_KERNEL_FAILED);
+  EXPECT_NE(status.message().find("no task-graph image"), std::string::npos) << status.message();
+  EXPECT_EQ(out[0], -1.0F);
+}
+
+TEST_F(DeviceRuntimeTest, AReplacedImageIsDetectedInsteadOfExecuted) {
+  CallableBuilder b;
+  b.param(f32({4})).param(f32({4}, RRT_DIR_OUT));
+  b.task(testing::kCopy, {param(0), param(1)});
+  place(b);
+  std::vector<float> in(4, 1.0F);
+  std::vector<float> out(4, -1.0F);
+  DeviceRuntime runtime(kernels_, 1);
+  const Status status = run({{in.data(), 16, RRT_SPACE_HOST}, {out.data(), 16, RRT_SPACE_HOST}},
+                            runtime, /*generation=*/12);
+  EXPECT_EQ(status.code(), RRT_ERR_KERNEL_FAILED);
+  EXPECT_NE(status.message().find("was replaced"), std::string::npos) << status.message();
+}
+
+TEST_F(DeviceRuntimeTest, MisalignedInvocationBytesAreAccepted) {
+  CallableBuilder b;
+  b.param(f32({4})).param(f32({4}, RRT_DIR_OUT));
+  b.task(testing::kCopy, {param(0), param(1)});
+  place(b);
+  std::vector<float> in = {5, 6, 7, 8};
+  std::vector<float> out(4, 0.0F);
+  const std::vector<rrt_tensor_arg_t> tensors = {{in.data(), 16, RRT_SPACE_HOST},
+                                                 {out.data(), 16, RRT_SPACE_HOST}};
+  BindRequest request;
+  request.callable = callable_.get();
+  request.callable_id = 3;
+  request.generation = 11;
+  request.args = RunArgsView{tensors, {}};
+  std::vector<void *> addresses = {in.data(), out.data()};
+  BoundRun bound;
+  encode_invocation(request, ExecutionMode::kProgram, image_, addresses, &bound);
+  std::vector<std::byte> shifted(bound.invocation_bytes + 1);
+  std::memcpy(shifted.data() + 1, bound.invocation.data(), bound.invocation_bytes);
+  DeviceRuntime runtime(kernels_, 1);
+  ASSERT_TRUE(DeviceRuntime::entry(&runtime, shifted.data() + 1, bound.invocation_bytes).is_ok());
+  EXPECT_EQ(out, in);
+}
+
+}  // namespace
+}  // namespace replayrt

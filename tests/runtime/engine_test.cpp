@@ -1,0 +1,247 @@
+// White-box tests of the engine over a counted (and fault-injectable) simulated device.
+#include "runtime/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "platform/fault_injecting_device.h"
+#include "platform/sim/sim_device.h"
+#include "support/callable_builder.h"
+
+namespace replayrt {
+namespace {
+
+using testing::CallableBuilder;
+using testing::f32;
+using testing::imm_f32;
+using testing::inter;
+using testing::param;
+
+// Owns a SimDevice and hands the engine a fault-injecting view of it, so tests can read the
+// backend's own counters and make allocations fail.
+class EngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto faults = std::make_unique<FaultInjectingDevice>(sim_);
+    faults_ = faults.get();
+    ASSERT_TRUE(Engine::create(std::move(faults), 1, &engine_).is_ok());
+  }
+
+  void TearDown() override { engine_.reset(); }
+
+  // out = in * 2 + in over n floats, through one intermediate.
+  std::int32_t prepare_doubling(std::uint64_t n) {
+    CallableBuilder b;
+    b.param(f32({n})).param(f32({n}, RRT_DIR_OUT)).intermediate(f32({n}));
+    b.task(testing::kScale, {param(0), inter(0), imm_f32(2.0F)});
+    b.task(testing::kAdd, {inter(0), param(0), param(1)});
+    std::int32_t id = -1;
+    EXPECT_TRUE(engine_->prepare_callable(b.desc(), &id).is_ok());
+    return id;
+  }
+
+  rrt_kernel_config_t plan_for(std::uint64_t n, std::uint64_t staging) {
+    rrt_kernel_config_t config{};
+    config.struct_size = sizeof config;
+    static std::uint64_t generation = 1000;
+    config.context_generation = ++generation;
+    config.capacity.gm_heap_bytes = n * 4;
+    config.capacity.gm_sm_bytes = 1024;
+    config.capacity.runtime_pool_bytes = 4096;
+    config.capacity.retained_staging_bytes = staging;
+    return config;
+  }
+
+  sim::SimDevice sim_;
+  FaultInjectingDevice *faults_ = nullptr;
+  std::unique_ptr<Engine> engine_;
+};
+
+TEST_F(EngineTest, KernelLaunchesAndReplaysMakeNoDeviceAllocationOrFree) {
+  ASSERT_TRUE(engine_->kernel_init(plan_for(256, 2048)).is_ok());
+  const std::int32_t id = prepare_doubling(256);
+  std::vector<float> in(256, 1.5F);
+  std::vector<float> out(256, 0.0F);
+  void *device_out = sim_.allocate(1024);
+  const std::vector<rrt_tensor_arg_t> tensors = {{in.data(), 1024, RRT_SPACE_HOST},
+                                                 {device_out, 1024, RRT_SPACE_DEVICE}};
+  std::unique_ptr<Stream> stream;
+  ASSERT_TRUE(sim_.create_stream(&stream).is_ok());
+  const MemoryCounters before = sim_.memory_counters();
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(engine_->kernel_launch(id, RunArgsView{tensors, {}}, *stream).is_ok());
+  }
+  ASSERT_TRUE(stream->begin_capture().is_ok());
+  ASSERT_TRUE(engine_->kernel_launch(id, RunArgsView{tensors, {}}, *stream).is_ok());
+  std::unique_ptr<Graph> graph;
+  ASSERT_TRUE(stream->end_capture(&graph).is_ok());
+  for (int i = 0; i < 50; ++i) {
+    in[0] = static_cast<float>(i);
+    ASSERT_TRUE(engine_->replay(*graph, *stream).is_ok());
+    ASSERT_TRUE(stream->synchronize().is_ok());
+    ASSERT_TRUE(sim_.copy_device_to_host(out.data(), device_out, 1024).is_ok());
+    ASSERT_FLOAT_EQ(out[0], 3.0F * static_cast<float>(i));
+    ASSERT_FLOAT_EQ(out[1], 4.5F);
+  }
+  const MemoryCounters after = sim_.memory_counters();
+  EXPECT_EQ(after.allocation_calls, before.allocation_calls);
+  EXPECT_EQ(after.free_calls, before.free_calls);
+  EXPECT_EQ(engine_->context().counters().launches.load(), 51u);
+  EXPECT_EQ(engine_->context().counters().replays.load(), 50u);
+  graph.reset();
+  stream.reset();
+  EXPECT_TRUE(sim_.free(device_out).is_ok());
+}
+
+TEST_F(EngineTest, LaunchNeedingMoreStagingThanPlannedIsRefusedAndChangesNothing) {
+  ASSERT_TRUE(engine_->kernel_init(plan_for(256, 1024)).is_ok());
+  const std::int32_t id = prepare_doubling(256);
+  std::unique_ptr<Stream> stream;
+  ASSERT_TRUE(sim_.create_stream(&stream).is_ok());
+  std::vector<float> in(256, 1.0F);
+  std::vector<float> out(256, 0.0F);
+  void *device_in = sim_.allocate(1024);
+  ASSERT_TRUE(sim_.copy_host_to_device(device_in, in.data(), 1024).is_ok());
+  // One HOST tensor fits the plan; capture that.
+  const std::vector<rrt_tensor_arg_t> fits = {{device_in, 1024, RRT_SPACE_DEVICE},
+                                              {out.data(), 1024, RRT_SPACE_HOST}};
+  ASSERT_TRUE(stream->begin_capture().is_ok());
+  ASSERT_TRUE(engine_->kernel_launch(id, RunArgsView{fits, {}}, *stream).is_ok());
+  std::unique_ptr<Graph> graph;
+  ASSERT_TRUE(stream->end_capture(&graph).is_ok());
+
+  // Two HOST tensors need 2 KiB of staging: refused before anything moves.
+  const std::vector<rrt_tensor_arg_t> too_much = {{in.data(), 1024, RRT_SPACE_HOST},
+                                                  {out.data(), 1024, RRT_SPACE_HOST}};
+  const MemoryCounters before = sim_.memory_counters();
+  const RegionStats staging = engine_->context().region_stats(GrowthPoint::kRetainedStaging);
+  const Status refused = engine_->kernel_launch(id, RunArgsView{too_much, {}}, *stream);
+  EXPECT_EQ(refused.code(), RRT_ERR_INTERNAL);
+  EXPECT_EQ(refused.growth_point(), GrowthPoint::kRetainedStaging);
+  EXPECT_EQ(sim_.memory_counters().allocation_calls, before.allocation_calls);
+  EXPECT_EQ(sim_.memory_counters().free_calls, before.free_calls);
+  EXPECT_EQ(engine_->context().region_stats(GrowthPoint::kRetainedStaging).capacity,
+            staging.capacity);
+
+  // The held graph and in-capacity launches keep working from the same addresses.
+  ASSERT_TRUE(engine_->replay(*graph, *stream).is_ok());
+  ASSERT_TRUE(stream->synchronize().is_ok());
+  EXPECT_FLOAT_EQ(out[7], 3.0F);
+  std::fill(out.begin(), out.end(), 0.0F);
+  ASSERT_TRUE(engine_->kernel_launch(id, RunArgsView{fits, {}}, *stream).is_ok());
+  ASSERT_TRUE(stream->synchronize().is_ok());
+  EXPECT_FLOAT_EQ(out[7], 3.0F);
+  graph.reset();
+  stream.reset();
+  EXPECT_TRUE(sim_.free(device_in).is_ok());
+}
+
+TEST_F(EngineTest, StagingThatWasNeverPlannedIsALaunchAllocationRefusal) {
+  ASSERT_TRUE(engine_->kernel_init(plan_for(256, 0)).is_ok());
+  const std::int32_t id = prepare_doubling(256);
+  std::unique_ptr<Stream> stream;
+  ASSERT_TRUE(sim_.create_stream(&stream).is_ok());
+  std::vector<float> in(256, 1.0F);
+  std::vector<float> out(256, 0.0F);
+  const std::vector<rrt_tensor_arg_t> tensors = {{in.data(), 1024, RRT_SPACE_HOST},
+                                                 {out.data(), 1024, RRT_SPACE_HOST}};
+  const std::uint64_t allocations = sim_.memory_counters().allocation_calls;
+  const Status refused = engine_->kernel_launch(id, RunArgsView{tensors, {}}, *stream);
+  EXPECT_EQ(refused.growth_point(), GrowthPoint::kLaunchAllocation);
+  EXPECT_EQ(sim_.memory_counters().allocation_calls, allocations);
+  EXPECT_EQ(engine_->context().counters().refusals[RRT_GROWTH_LAUNCH_ALLOCATION].load(), 1u);
+}
+
+TEST_F(EngineTest, AFailureAfterTheKernelLatchPoisonsTheContext) {
+  faults_->fail_nth_allocation(2);
+  const Status failed = engine_->kernel_init(plan_for(256, 1024));
+  EXPECT_EQ(failed.code(), RRT_ERR_OUT_OF_MEMORY);
+  EXPECT_TRUE(engine_->context().latch().is_kernel());
+  EXPECT_EQ(engine_->check_ready().code(), RRT_ERR_INVALID_STATE);
+  EXPECT_EQ(engine_->check_not_poisoned().code(), RRT_ERR_INVALID_STATE);
+  std::int32_t id = -1;
+  CallableBuilder b;
+  b.param(f32({4}, RRT_DIR_INOUT)).task(testing::kFill, {param(0), imm_f32(0.0F)});
+  EXPECT_EQ(engine_->prepare_callable(b.desc(), &id).code(), RRT_ERR_INVALID_STATE);
+  EXPECT_EQ(engine_->kernel_init(plan_for(256, 1024)).code(), RRT_ERR_INVALID_STATE);
+  EXPECT_EQ(engine_->program_init().code(), RRT_ERR_INVALID_STATE);
+  EXPECT_TRUE(engine_->finalize().is_ok());
+  EXPECT_EQ(engine_->context().counters().live_bytes.load(), 0u);
+}
+
+TEST_F(EngineTest, ARejectedKernelInitLeavesAReusableContext) {
+  rrt_kernel_config_t config = plan_for(256, 1024);
+  ASSERT_TRUE(engine_->kernel_init(config).is_ok());
+  // The same generation again, on a fresh engine: rejected before latching.
+  std::unique_ptr<Engine> other;
+  ASSERT_TRUE(Engine::create(std::make_unique<sim::SimDevice>(), 1, &other).is_ok());
+  EXPECT_EQ(other->kernel_init(config).code(), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_FALSE(other->context().latch().is_latched());
+  EXPECT_TRUE(other->program_init().is_ok());
+}
+
+TEST_F(EngineTest, ProgramRunsGrowBuffersAndHitTheImageCache) {
+  ASSERT_TRUE(engine_->program_init().is_ok());
+  const std::int32_t small = prepare_doubling(256);
+  const std::int32_t large = prepare_doubling(4096);
+  std::vector<float> in(4096, 2.0F);
+  std::vector<float> out(4096, 0.0F);
+  auto run = [&](std::int32_t id, std::uint64_t n) {
+    const std::vector<rrt_tensor_arg_t> tensors = {{in.data(), n * 4, RRT_SPACE_HOST},
+                                                   {out.data(), n * 4, RRT_SPACE_HOST}};
+    std::unique_ptr<ProgramRun> program_run;
+    Status status = engine_->run_prepare(id, RunArgsView{tensors, {}}, &program_run);
+    if (status.is_ok()) {
+      status = engine_->run_launch(*program_run, nullptr);
+    }
+    if (status.is_ok()) {
+      status = engine_->run_wait(*program_run);
+    }
+    if (program_run) {
+      (void)engine_->run_finalize(*program_run);
+    }
+    return status;
+  };
+  ASSERT_TRUE(run(small, 256).is_ok());
+  EXPECT_FLOAT_EQ(out[255], 6.0F);
+  const std::uint64_t after_first = sim_.memory_counters().allocation_calls;
+  ASSERT_TRUE(run(small, 256).is_ok());
+  EXPECT_EQ(sim_.memory_counters().allocation_calls, after_first);
+  ASSERT_TRUE(run(large, 4096).is_ok());
+  EXPECT_FLOAT_EQ(out[4095], 6.0F);
+  EXPECT_GT(sim_.memory_counters().allocation_calls, after_first);
+  EXPECT_GT(engine_->context().region_stats(GrowthPoint::kArenaGmHeap).base_changes, 0u);
+}
+
+TEST_F(EngineTest, TwoPipelineSlotsHoldRunsAtOnceAndAThirdPrepareIsRefused) {
+  ASSERT_TRUE(engine_->program_init().is_ok());
+  const std::int32_t id = prepare_doubling(64);
+  std::vector<float> in_a(64, 1.0F);
+  std::vector<float> in_b(64, 5.0F);
+  std::vector<float> out_a(64, 0.0F);
+  std::vector<float> out_b(64, 0.0F);
+  const std::vector<rrt_tensor_arg_t> a = {{in_a.data(), 256, RRT_SPACE_HOST},
+                                           {out_a.data(), 256, RRT_SPACE_HOST}};
+  const std::vector<rrt_tensor_arg_t> b = {{in_b.data(), 256, RRT_SPACE_HOST},
+                                           {out_b.data(), 256, RRT_SPACE_HOST}};
+  std::unique_ptr<ProgramRun> first;
+  std::unique_ptr<ProgramRun> second;
+  std::unique_ptr<ProgramRun> third;
+  ASSERT_TRUE(engine_->run_prepare(id, RunArgsView{a, {}}, &first).is_ok());
+  ASSERT_TRUE(engine_->run_launch(*first, nullptr).is_ok());
+  ASSERT_TRUE(engine_->run_prepare(id, RunArgsView{b, {}}, &second).is_ok());
+  EXPECT_NE(first->slot(), second->slot());
+  EXPECT_EQ(engine_->run_prepare(id, RunArgsView{a, {}}, &third).code(), RRT_ERR_INVALID_STATE);
+  ASSERT_TRUE(engine_->run_launch(*second, nullptr).is_ok());
+  ASSERT_TRUE(engine_->run_finalize(*first).is_ok());
+  ASSERT_TRUE(engine_->run_finalize(*second).is_ok());
+  EXPECT_FLOAT_EQ(out_a[0], 3.0F);
+  EXPECT_FLOAT_EQ(out_b[0], 15.0F);
+  ASSERT_TRUE(engine_->run_prepare(id, RunArgsView{a, {}}, &third).is_ok());
+  ASSERT_TRUE(engine_->run_finalize(*third).is_ok());
+}
+
+}  // namespace
+}  // namespace replayrt
