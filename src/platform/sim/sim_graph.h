@@ -39,7 +39,7 @@ class InvocationBytes {
   std::size_t size_ = 0;
   std::unique_ptr<std::byte[]> heap_;
   // Only the first size_ bytes are meaningful, and only while heap_ is null.
-  std::array<std::byte, kInlineCapacity> inline_;
+  alignas(std::max_align_t) std::array<std::byte, kInlineCapacity> inline_;
 };
 
 // One unit of stream work, as a stream queues it and as a graph records it. Which fields are
