@@ -26,9 +26,15 @@ rrt_tensor_desc_t f32_2d(std::uint64_t a, std::uint64_t b, rrt_direction_t direc
   return desc;
 }
 
-rrt_operand_t param(std::uint32_t index) { return {RRT_OPERAND_PARAM, index}; }
-rrt_operand_t inter(std::uint32_t index) { return {RRT_OPERAND_INTERMEDIATE, index}; }
-rrt_operand_t imm(std::uint32_t value) { return {RRT_OPERAND_IMMEDIATE, value}; }
+rrt_operand_t param(std::uint32_t index) {
+  return {RRT_OPERAND_PARAM, index};
+}
+rrt_operand_t inter(std::uint32_t index) {
+  return {RRT_OPERAND_INTERMEDIATE, index};
+}
+rrt_operand_t imm(std::uint32_t value) {
+  return {RRT_OPERAND_IMMEDIATE, value};
+}
 rrt_operand_t imm_f32(float value) {
   return {RRT_OPERAND_IMMEDIATE, static_cast<std::uint32_t>(rrt_scalar_from_f32(value))};
 }
@@ -44,7 +50,8 @@ DecodeStepDesc::DecodeStepDesc(rrt_context_t ctx, DecodeShape shape, rrt_bind_st
   enum Intermediate : std::uint32_t { kH = 0, kU, kS, kY };
   params_ = {f32_2d(shape.rows, shape.dim, RRT_DIR_IN), f32_2d(1, shape.dim, RRT_DIR_IN),
              f32_2d(shape.dim, shape.hidden, RRT_DIR_IN),
-             f32_2d(shape.hidden, shape.dim, RRT_DIR_IN), f32_2d(shape.rows, shape.dim, RRT_DIR_OUT)};
+             f32_2d(shape.hidden, shape.dim, RRT_DIR_IN),
+             f32_2d(shape.rows, shape.dim, RRT_DIR_OUT)};
   intermediates_ = {f32_2d(shape.rows, shape.dim, RRT_DIR_INOUT),
                     f32_2d(shape.rows, shape.hidden, RRT_DIR_INOUT),
                     f32_2d(shape.rows, shape.hidden, RRT_DIR_INOUT),
@@ -53,7 +60,8 @@ DecodeStepDesc::DecodeStepDesc(rrt_context_t ctx, DecodeShape shape, rrt_bind_st
       {param(kX), param(kNormWeight), inter(kH), imm(shape.dim), imm_f32(kEpsilon)},
       {inter(kH), param(kUpWeight), inter(kU), imm(shape.rows), imm(shape.dim), imm(shape.hidden)},
       {inter(kU), inter(kS)},
-      {inter(kS), param(kDownWeight), inter(kY), imm(shape.rows), imm(shape.hidden), imm(shape.dim)},
+      {inter(kS), param(kDownWeight), inter(kY), imm(shape.rows), imm(shape.hidden),
+       imm(shape.dim)},
       {param(kX), inter(kY), param(kOut)},
   };
   const char *kernels[] = {"rmsnorm", "matmul", "silu", "matmul", "add"};

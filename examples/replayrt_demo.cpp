@@ -4,8 +4,6 @@
 //   replayrt-demo [--replays N] [--bind device|host] [--workers N] [--quiet]
 //
 // Exit status: 0 when every output matched, 1 on any mismatch or error.
-#include <replayrt/replayrt.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,6 +12,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <replayrt/replayrt.h>
 
 #include "decode_step.h"
 
@@ -128,12 +128,13 @@ int main(int argc, char **argv) {
   config.context_generation = 1;
   config.capacity = plan;
   check(rrt_kernel_init(kernel_ctx, &config), "rrt_kernel_init");
-  std::printf("[kernel] capacity frozen: gm_heap %llu B, gm_sm %llu B, runtime_pool %llu B, "
-              "graph_definition %llu B\n",
-              static_cast<unsigned long long>(plan.gm_heap_bytes),
-              static_cast<unsigned long long>(plan.gm_sm_bytes),
-              static_cast<unsigned long long>(plan.runtime_pool_bytes),
-              static_cast<unsigned long long>(plan.graph_definition_bytes));
+  std::printf(
+      "[kernel] capacity frozen: gm_heap %llu B, gm_sm %llu B, runtime_pool %llu B, "
+      "graph_definition %llu B\n",
+      static_cast<unsigned long long>(plan.gm_heap_bytes),
+      static_cast<unsigned long long>(plan.gm_sm_bytes),
+      static_cast<unsigned long long>(plan.runtime_pool_bytes),
+      static_cast<unsigned long long>(plan.graph_definition_bytes));
   std::int32_t callable = -1;
   check(rrt_callable_prepare(kernel_ctx, &step.desc(), &callable), "rrt_callable_prepare");
 
@@ -277,8 +278,8 @@ int main(int argc, char **argv) {
   std::printf("  replays                              %llu\n",
               static_cast<unsigned long long>(kernel_stats.replays));
   std::printf("  mismatches                           %ld\n", mismatches);
-  std::printf("  device allocations after init        %llu (frees %llu)\n",
-              allocations_after_init, frees_after_init);
+  std::printf("  device allocations after init        %llu (frees %llu)\n", allocations_after_init,
+              frees_after_init);
   std::printf("  capacity refusals                    %llu\n", refusals);
   std::printf("  base changes in the kernel context   %llu\n",
               static_cast<unsigned long long>(
@@ -291,7 +292,7 @@ int main(int argc, char **argv) {
   std::printf("  program-mode device allocations      %llu over %d runs\n",
               static_cast<unsigned long long>(program_stats.device_alloc_calls), eager_runs);
   const bool ok = mismatches == 0 && allocations_after_init == 0 && frees_after_init == 0;
-  std::printf("\n%s\n", ok ? "OK: every output matched the reference"
-                           : "FAILED: see the report above");
+  std::printf("\n%s\n",
+              ok ? "OK: every output matched the reference" : "FAILED: see the report above");
   return ok ? 0 : 1;
 }

@@ -113,6 +113,9 @@ typedef struct rrt_context_options {
   rrt_platform_t platform;
   int32_t device_id;       /* sim: any value >= 0 */
   uint32_t device_workers; /* sim: device-side worker threads per launch, 0 = default (1) */
+  /* Appended (ABI version 1.1): nonzero records per-task device timings in profiling
+     collectors (rrt_run_profile, rrt_context_profile). The collectors are a growth point. */
+  uint32_t profiling;
 } rrt_context_options_t;
 
 typedef struct rrt_capacity_plan { /* bytes; the kernel-mode freeze */
@@ -128,15 +131,21 @@ typedef struct rrt_kernel_config {
   uint32_t struct_size;
   uint64_t context_generation; /* nonzero, process-unique */
   rrt_capacity_plan_t capacity;
+  /* Appended (ABI version 1.1): with profiling on, the collector shape (task records per
+     launch), committed at init and frozen; a callable with more tasks is refused. 0: the first
+     prepared callable's task count becomes the shape. */
+  uint32_t profiling_task_capacity;
 } rrt_kernel_config_t;
 
 /* Lifecycle: create → (program_init | kernel_init) → work → finalize → destroy.
    A context is created mode-less. The first init latches its mode for good: PROGRAM or
    KERNEL; an init of the other mode returns RRT_ERR_INVALID_STATE. Init arguments are
    validated before latching, so a rejected init leaves the context reusable. A failure after
-   latching (for example the device cannot hold the plan) poisons the context: every call but
-   rrt_context_finalize, rrt_context_destroy, rrt_context_mode and rrt_context_stats returns
-   RRT_ERR_INVALID_STATE. */
+   latching (for example the device cannot hold the plan) poisons the context: every call on it
+   returns RRT_ERR_INVALID_STATE except rrt_context_finalize, rrt_context_destroy,
+   rrt_context_mode, rrt_context_stats and the calls that release what was created before the
+   failure (rrt_stream_destroy, rrt_event_destroy, rrt_graph_destroy, rrt_run_finalize,
+   rrt_device_free). */
 RRT_API rrt_status_t rrt_context_create(const rrt_context_options_t *options, rrt_context_t *out);
 /* 1 if `ctx` can run kernel-mode launches on its platform, 0 otherwise (also for NULL). */
 RRT_API int rrt_kernel_mode_supported(rrt_context_t ctx);
@@ -222,6 +231,7 @@ static inline float rrt_scalar_to_f32(uint64_t scalar) {
    context; `user` must outlive the context. */
 RRT_API rrt_status_t rrt_kernel_register(rrt_context_t ctx, const char *name, rrt_kernel_fn fn,
                                          void *user, int32_t *out_kernel_id);
+/* RRT_ERR_INVALID_ARGUMENT when no kernel has that name. */
 RRT_API rrt_status_t rrt_kernel_lookup(rrt_context_t ctx, const char *name, int32_t *out_kernel_id);
 
 /* ---- callables ------------------------------------------------------------------------ */
@@ -328,6 +338,25 @@ RRT_API rrt_status_t rrt_run(rrt_context_t ctx, int32_t callable_id, const rrt_r
    names the growth point) and changes nothing. */
 RRT_API rrt_status_t rrt_kernel_launch(rrt_context_t ctx, int32_t callable_id,
                                        const rrt_run_args_t *args, rrt_stream_t caller_stream);
+
+/* ---- profiling ------------------------------------------------------------------------ */
+
+typedef struct rrt_task_timing {
+  uint64_t start_ns; /* device clock (steady, nanoseconds) */
+  uint64_t end_ns;
+  uint32_t task;   /* index into the callable's tasks */
+  uint32_t worker; /* device worker that ran it */
+} rrt_task_timing_t;
+
+/* The task timings of a program-mode run that completed (after rrt_run_wait, before
+   rrt_run_finalize). Writes up to `capacity` records to `out` (which may be NULL when
+   capacity is 0) and the number of tasks the run had to *count. RRT_ERR_INVALID_STATE when
+   profiling is off or the run has not completed. */
+RRT_API rrt_status_t rrt_run_profile(rrt_run_t run, rrt_task_timing_t *out, uint32_t capacity,
+                                     uint32_t *count);
+/* The same for the most recent completed kernel-mode launch or replay of `ctx`. */
+RRT_API rrt_status_t rrt_context_profile(rrt_context_t ctx, rrt_task_timing_t *out,
+                                         uint32_t capacity, uint32_t *count);
 
 /* ---- statistics ----------------------------------------------------------------------- */
 

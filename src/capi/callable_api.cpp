@@ -36,6 +36,7 @@ RRT_API rrt_status_t rrt_kernel_lookup(rrt_context_t ctx, const char *name,
     RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
     RRT_RETURN_IF_ERROR(require_non_null(name, "name"));
     RRT_RETURN_IF_ERROR(require_non_null(out_kernel_id, "out_kernel_id"));
+    RRT_RETURN_IF_ERROR(ctx->engine->check_not_poisoned());
     return ctx->engine->kernels().find(name, out_kernel_id);
   });
 }

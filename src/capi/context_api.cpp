@@ -1,4 +1,5 @@
 // Contexts, caller device memory and statistics.
+#include <cstdint>
 #include <cstring>
 
 #include "capi/api_guard.h"
@@ -14,14 +15,33 @@ using replayrt::capi::require_non_null;
 
 namespace {
 
-Status require_context(rrt_context_t ctx) { return require_non_null(ctx, "ctx"); }
+Status require_context(rrt_context_t ctx) {
+  return require_non_null(ctx, "ctx");
+}
+
+// A copy's device range must lie inside one live allocation of the context's device. Checked
+// at the call, so that a stream-ordered copy is rejected before it is enqueued rather than
+// failing later on its stream. An empty range always passes.
+Status check_device_range(rrt_context_t ctx, const void *ptr, std::size_t bytes, const char *what) {
+  if (bytes == 0) {
+    return Status::ok();
+  }
+  const auto owner = ctx->engine->device().find_allocation(ptr);
+  const auto start = reinterpret_cast<std::uintptr_t>(ptr);
+  if (!owner || bytes > owner->size - (start - owner->base)) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                         replayrt::format("%s [%p, +%zu) does not lie inside one live device "
+                                          "allocation",
+                                          what, ptr, bytes));
+  }
+  return Status::ok();
+}
 
 }  // namespace
 
 extern "C" {
 
-RRT_API rrt_status_t rrt_context_create(const rrt_context_options_t *options,
-                                        rrt_context_t *out) {
+RRT_API rrt_status_t rrt_context_create(const rrt_context_options_t *options, rrt_context_t *out) {
   return guarded("rrt_context_create", [&]() -> Status {
     RRT_RETURN_IF_ERROR(replayrt::capi::validate_context_options(options));
     RRT_RETURN_IF_ERROR(require_non_null(out, "out"));
@@ -31,6 +51,11 @@ RRT_API rrt_status_t rrt_context_create(const rrt_context_options_t *options,
     context->platform = options->platform;
     const unsigned workers = options->device_workers == 0 ? 1 : options->device_workers;
     RRT_RETURN_IF_ERROR(replayrt::Engine::create(std::move(device), workers, &context->engine));
+    if (replayrt::capi::has_field(options->struct_size, offsetof(rrt_context_options_t, profiling),
+                                  sizeof options->profiling) &&
+        options->profiling != 0) {
+      context->engine->context().enable_profiling();
+    }
     *out = context.release();
     return Status::ok();
   });
@@ -54,7 +79,13 @@ RRT_API rrt_status_t rrt_kernel_init(rrt_context_t ctx, const rrt_kernel_config_
     if (!replayrt::platform_supports_kernel_mode(ctx->platform)) {
       return Status::error(RRT_ERR_UNSUPPORTED, "this platform has no kernel mode");
     }
-    return ctx->engine->kernel_init(*config);
+    const std::uint32_t profile_tasks =
+        replayrt::capi::has_field(config->struct_size,
+                                  offsetof(rrt_kernel_config_t, profiling_task_capacity),
+                                  sizeof config->profiling_task_capacity)
+            ? config->profiling_task_capacity
+            : 0;
+    return ctx->engine->kernel_init(config->capacity, config->context_generation, profile_tasks);
   });
 }
 
@@ -156,6 +187,7 @@ RRT_API rrt_status_t rrt_memcpy_h2d(rrt_context_t ctx, void *dst, const void *sr
     RRT_RETURN_IF_ERROR(require_non_null(dst, "dst"));
     RRT_RETURN_IF_ERROR(require_non_null(src, "src"));
     RRT_RETURN_IF_ERROR(ctx->engine->check_not_poisoned());
+    RRT_RETURN_IF_ERROR(check_device_range(ctx, dst, bytes, "dst"));
     if (stream == nullptr) {
       return ctx->engine->device().copy_host_to_device(dst, src, bytes);
     }
@@ -171,6 +203,7 @@ RRT_API rrt_status_t rrt_memcpy_d2h(rrt_context_t ctx, void *dst, const void *sr
     RRT_RETURN_IF_ERROR(require_non_null(dst, "dst"));
     RRT_RETURN_IF_ERROR(require_non_null(src, "src"));
     RRT_RETURN_IF_ERROR(ctx->engine->check_not_poisoned());
+    RRT_RETURN_IF_ERROR(check_device_range(ctx, src, bytes, "src"));
     if (stream == nullptr) {
       return ctx->engine->device().copy_device_to_host(dst, src, bytes);
     }

@@ -25,8 +25,9 @@ struct rrt_context_s {
   std::atomic<int> live_runs{0};
 };
 
-// Events recorded or waited on while capturing are collected here and handed to the graph,
-// which keeps them from being destroyed while it lives. `capture_mutex` guards the list.
+// Events recorded or waited on while capturing are collected here and handed to the graph.
+// The capture, then the graph, holds a reference on each (rrt_event_s::graph_references), which
+// keeps the event from being destroyed while either lives. `capture_mutex` guards the list.
 struct rrt_stream_s {
   rrt_context_s *context = nullptr;
   std::unique_ptr<replayrt::Stream> stream;
@@ -37,7 +38,7 @@ struct rrt_stream_s {
 struct rrt_event_s {
   rrt_context_s *context = nullptr;
   std::unique_ptr<replayrt::Event> event;
-  std::atomic<int> graph_references{0};
+  std::atomic<int> graph_references{0};  // graphs and captures in progress that record it
 };
 
 struct rrt_graph_s {

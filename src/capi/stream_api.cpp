@@ -34,13 +34,24 @@ Status check_same_context(const rrt_event_s *event, const rrt_stream_s *stream) 
   return Status::ok();
 }
 
-// A graph recorded this event: it must outlive the graph.
+// The capture in progress on `stream` recorded this event: it must outlive the capture and
+// the graph the capture becomes, so the capture holds a reference from now on.
 void note_captured_event(rrt_stream_s *stream, rrt_event_s *event) {
   const std::lock_guard<std::mutex> lock(stream->capture_mutex);
   if (std::find(stream->capture_events.begin(), stream->capture_events.end(), event) ==
       stream->capture_events.end()) {
     stream->capture_events.push_back(event);
+    event->graph_references.fetch_add(1);
   }
+}
+
+// Drops the references of events a capture recorded but handed to no graph.
+void release_captured_events(rrt_stream_s *stream) {
+  const std::lock_guard<std::mutex> lock(stream->capture_mutex);
+  for (rrt_event_s *event : stream->capture_events) {
+    event->graph_references.fetch_sub(1);
+  }
+  stream->capture_events.clear();
 }
 
 }  // namespace
@@ -84,6 +95,7 @@ RRT_API rrt_status_t rrt_stream_destroy(rrt_stream_t stream) {
 RRT_API rrt_status_t rrt_stream_synchronize(rrt_stream_t stream) {
   return guarded("rrt_stream_synchronize", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_non_null(stream, "stream"));
+    RRT_RETURN_IF_ERROR(stream->context->engine->check_not_poisoned());
     return stream->stream->synchronize();
   });
 }
@@ -105,6 +117,7 @@ RRT_API rrt_status_t rrt_event_create(rrt_context_t ctx, rrt_event_t *out) {
 RRT_API rrt_status_t rrt_event_record(rrt_event_t event, rrt_stream_t stream) {
   return guarded("rrt_event_record", [&]() -> Status {
     RRT_RETURN_IF_ERROR(check_same_context(event, stream));
+    RRT_RETURN_IF_ERROR(stream->context->engine->check_not_poisoned());
     const bool capturing = stream->stream->is_capturing();
     RRT_RETURN_IF_ERROR(stream->stream->record_event(*event->event));
     if (capturing) {
@@ -117,6 +130,7 @@ RRT_API rrt_status_t rrt_event_record(rrt_event_t event, rrt_stream_t stream) {
 RRT_API rrt_status_t rrt_stream_wait_event(rrt_stream_t stream, rrt_event_t event) {
   return guarded("rrt_stream_wait_event", [&]() -> Status {
     RRT_RETURN_IF_ERROR(check_same_context(event, stream));
+    RRT_RETURN_IF_ERROR(stream->context->engine->check_not_poisoned());
     const bool capturing = stream->stream->is_capturing();
     RRT_RETURN_IF_ERROR(stream->stream->wait_event(*event->event));
     if (capturing) {
@@ -129,6 +143,7 @@ RRT_API rrt_status_t rrt_stream_wait_event(rrt_stream_t stream, rrt_event_t even
 RRT_API rrt_status_t rrt_event_synchronize(rrt_event_t event) {
   return guarded("rrt_event_synchronize", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_non_null(event, "event"));
+    RRT_RETURN_IF_ERROR(event->context->engine->check_not_poisoned());
     return event->event->synchronize();
   });
 }
@@ -139,8 +154,8 @@ RRT_API rrt_status_t rrt_event_destroy(rrt_event_t event) {
     const int references = event->graph_references.load();
     if (references != 0) {
       return Status::error(RRT_ERR_INVALID_STATE,
-                           replayrt::format("%d graphs record or wait on this event; destroy "
-                                            "them first",
+                           replayrt::format("%d graphs or captures in progress record or wait "
+                                            "on this event; destroy them first",
                                             references));
     }
     (void)event->event->synchronize();
@@ -158,10 +173,7 @@ RRT_API rrt_status_t rrt_stream_begin_capture(rrt_stream_t stream) {
       return Status::error(RRT_ERR_INVALID_STATE, "the stream is already capturing");
     }
     stream->context->engine->before_capture(*stream->stream);
-    {
-      const std::lock_guard<std::mutex> lock(stream->capture_mutex);
-      stream->capture_events.clear();
-    }
+    release_captured_events(stream);
     return stream->stream->begin_capture();
   });
 }
@@ -176,9 +188,6 @@ RRT_API rrt_status_t rrt_stream_end_capture(rrt_stream_t stream, rrt_graph_t *ou
     {
       const std::lock_guard<std::mutex> lock(stream->capture_mutex);
       graph->events.swap(stream->capture_events);
-    }
-    for (rrt_event_s *event : graph->events) {
-      event->graph_references.fetch_add(1);
     }
     stream->context->live_graphs.fetch_add(1);
     *out = graph.release();

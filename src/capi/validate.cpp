@@ -1,6 +1,10 @@
 #include "capi/validate.h"
 
+#include <cstdint>
+#include <cstring>
+
 #include "common/format.h"
+#include "runtime/callable.h"
 
 namespace replayrt::capi {
 
@@ -11,9 +15,73 @@ Status invalid(std::string message) {
 
 Status check_struct_size(const char *name, uint32_t size, uint32_t minimum) {
   if (size < minimum) {
-    return invalid(format("%s.struct_size is %u; this version needs at least %u (set it to "
-                          "sizeof(%s))",
-                          name, size, minimum, name));
+    return invalid(
+        format("%s.struct_size is %u; this version needs at least %u (set it to "
+               "sizeof(%s))",
+               name, size, minimum, name));
+  }
+  return Status::ok();
+}
+
+// Enum fields arrive from C callers as plain 32-bit integers that may hold any value. They are
+// read here as those integers and checked against their enumerators, so that the runtime never
+// loads an enumeration object holding a value outside them (undefined behaviour in C++).
+template <class Enum>
+std::int32_t raw_value(const Enum &field) {
+  static_assert(sizeof(Enum) == sizeof(std::int32_t));
+  std::int32_t value = 0;
+  std::memcpy(&value, &field, sizeof value);
+  return value;
+}
+
+bool within(std::int32_t value, std::int32_t first, std::int32_t last) {
+  return value >= first && value <= last;
+}
+
+Status check_tensor_enums(const rrt_tensor_desc_t &tensor, const char *what, std::uint32_t index,
+                          bool is_param) {
+  const std::int32_t dtype = raw_value(tensor.dtype);
+  if (!within(dtype, RRT_DTYPE_F32, RRT_DTYPE_U8)) {
+    return invalid(format("%s %u: unknown dtype %d", what, index, dtype));
+  }
+  const std::int32_t direction = raw_value(tensor.direction);
+  if (is_param && !within(direction, RRT_DIR_IN, RRT_DIR_INOUT)) {
+    return invalid(format("%s %u: unknown direction %d", what, index, direction));
+  }
+  return Status::ok();
+}
+
+// The enum fields of a callable descriptor. Arrays that are null or longer than the runtime
+// accepts are left to the runtime, which rejects them without reading an element.
+Status check_callable_enums(const rrt_callable_desc_t &desc) {
+  const std::int32_t bind = raw_value(desc.bind);
+  if (!within(bind, RRT_BIND_DEVICE_BUILD, RRT_BIND_HOST_BUILD)) {
+    return invalid(format("unknown bind strategy %d", bind));
+  }
+  if (desc.params != nullptr && desc.num_params <= Callable::kMaxParams) {
+    for (std::uint32_t i = 0; i < desc.num_params; ++i) {
+      RRT_RETURN_IF_ERROR(check_tensor_enums(desc.params[i], "param", i, true));
+    }
+  }
+  if (desc.intermediates != nullptr && desc.num_intermediates <= Callable::kMaxIntermediates) {
+    for (std::uint32_t i = 0; i < desc.num_intermediates; ++i) {
+      RRT_RETURN_IF_ERROR(check_tensor_enums(desc.intermediates[i], "intermediate", i, false));
+    }
+  }
+  if (desc.tasks == nullptr || desc.num_tasks > Callable::kMaxTasks) {
+    return Status::ok();
+  }
+  for (std::uint32_t t = 0; t < desc.num_tasks; ++t) {
+    const rrt_task_desc_t &task = desc.tasks[t];
+    if (task.operands == nullptr || task.num_operands > Callable::kMaxOperandsPerTask) {
+      continue;
+    }
+    for (std::uint32_t o = 0; o < task.num_operands; ++o) {
+      const std::int32_t kind = raw_value(task.operands[o].kind);
+      if (!within(kind, RRT_OPERAND_PARAM, RRT_OPERAND_IMMEDIATE)) {
+        return invalid(format("task %u operand %u: unknown operand kind %d", t, o, kind));
+      }
+    }
   }
   return Status::ok();
 }
@@ -25,15 +93,16 @@ Status validate_context_options(const rrt_context_options_t *options) {
   }
   RRT_RETURN_IF_ERROR(
       check_struct_size("rrt_context_options_t", options->struct_size, kContextOptionsV1Size));
-  if (options->platform != RRT_PLATFORM_SIM && options->platform != RRT_PLATFORM_CUDA) {
-    return invalid(format("unknown platform %d", static_cast<int>(options->platform)));
+  const std::int32_t platform = raw_value(options->platform);
+  if (platform != RRT_PLATFORM_SIM && platform != RRT_PLATFORM_CUDA) {
+    return invalid(format("unknown platform %d", platform));
   }
   if (options->device_id < 0) {
     return invalid(format("device_id %d is negative", static_cast<int>(options->device_id)));
   }
   if (options->device_workers > kMaxDeviceWorkers) {
-    return invalid(format("device_workers %u exceeds %u", options->device_workers,
-                          kMaxDeviceWorkers));
+    return invalid(
+        format("device_workers %u exceeds %u", options->device_workers, kMaxDeviceWorkers));
   }
   return Status::ok();
 }
@@ -54,7 +123,9 @@ Status validate_callable_desc(const rrt_callable_desc_t *desc) {
   if (desc == nullptr) {
     return invalid("desc is null");
   }
-  return check_struct_size("rrt_callable_desc_t", desc->struct_size, kCallableDescV1Size);
+  RRT_RETURN_IF_ERROR(
+      check_struct_size("rrt_callable_desc_t", desc->struct_size, kCallableDescV1Size));
+  return check_callable_enums(*desc);
 }
 
 Status validate_run_args(const rrt_run_args_t *args) {
@@ -67,6 +138,16 @@ Status validate_run_args(const rrt_run_args_t *args) {
   }
   if (args->num_scalars != 0 && args->scalars == nullptr) {
     return invalid(format("args->scalars is null with num_scalars %u", args->num_scalars));
+  }
+  // No callable takes more tensors than kMaxParams: the runtime rejects a longer array by its
+  // count alone.
+  if (args->tensors != nullptr && args->num_tensors <= Callable::kMaxParams) {
+    for (std::uint32_t i = 0; i < args->num_tensors; ++i) {
+      const std::int32_t space = raw_value(args->tensors[i].space);
+      if (space != RRT_SPACE_HOST && space != RRT_SPACE_DEVICE) {
+        return invalid(format("tensor %u: unknown address space %d", i, space));
+      }
+    }
   }
   return Status::ok();
 }

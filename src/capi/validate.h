@@ -3,6 +3,8 @@
 // offending argument or field. Callers validate before touching any state.
 #pragma once
 
+#include <cstddef>
+
 #include <replayrt/replayrt.h>
 
 #include "common/status.h"
@@ -10,14 +12,21 @@
 namespace replayrt::capi {
 
 // The first published size of each versioned struct; smaller sizes are rejected, larger ones
-// come from newer callers and their extra fields are ignored.
-inline constexpr uint32_t kContextOptionsV1Size = sizeof(rrt_context_options_t);
-inline constexpr uint32_t kKernelConfigV1Size = sizeof(rrt_kernel_config_t);
+// come from newer callers and their extra fields are ignored. A field appended later is read
+// only when the caller's struct_size covers it (has_field).
+inline constexpr uint32_t kContextOptionsV1Size = offsetof(rrt_context_options_t, profiling);
+inline constexpr uint32_t kKernelConfigV1Size =
+    offsetof(rrt_kernel_config_t, profiling_task_capacity);
 inline constexpr uint32_t kCallableDescV1Size = sizeof(rrt_callable_desc_t);
 inline constexpr uint32_t kRunArgsV1Size = sizeof(rrt_run_args_t);
 inline constexpr uint32_t kStatsV1Size = sizeof(rrt_stats_t);
 
 inline constexpr uint32_t kMaxDeviceWorkers = 64;
+
+// True when a caller's struct of `struct_size` bytes holds the field at [offset, offset + size).
+constexpr bool has_field(uint32_t struct_size, std::size_t offset, std::size_t size) {
+  return struct_size >= offset + size;
+}
 
 Status validate_context_options(const rrt_context_options_t *options);
 Status validate_kernel_config(const rrt_kernel_config_t *config);

@@ -8,9 +8,13 @@ namespace replayrt {
 
 namespace {
 
-DeviceContext &runner_of(void *runner) { return *static_cast<DeviceContext *>(runner); }
+DeviceContext &runner_of(void *runner) {
+  return *static_cast<DeviceContext *>(runner);
+}
 
-bool valid_index(int index) { return index >= 0 && index < DeviceContext::kPipelineDepth; }
+bool valid_index(int index) {
+  return index >= 0 && index < DeviceContext::kPipelineDepth;
+}
 
 Status bad_index(const char *what, int index) {
   return Status::error(RRT_ERR_INVALID_ARGUMENT,
@@ -24,13 +28,9 @@ void raise_peak(std::atomic<std::uint64_t> &peak, std::uint64_t value) {
   }
 }
 
-constexpr std::uint64_t kResidentAlignment = 1024;
-
 const HostApiOps kHostApiOps = {
-    .device_malloc =
-        [](void *runner, GrowthContext growth, std::size_t bytes, void **out) {
-          return runner_of(runner).device_malloc(growth, bytes, out);
-        },
+    .device_malloc = [](void *runner, GrowthContext growth, std::size_t bytes,
+                        void **out) { return runner_of(runner).device_malloc(growth, bytes, out); },
     .device_free = [](void *runner, void *ptr) { return runner_of(runner).device_free(ptr); },
     .copy_to_device =
         [](void *runner, void *dst, const void *src, std::size_t bytes) {
@@ -62,20 +62,43 @@ const HostApiOps kHostApiOps = {
         [](void *runner, const PrebuiltImageCache::Entry &entry) {
           runner_of(runner).store_prebuilt_image(entry);
         },
+    .acquire_graph_definition =
+        [](void *runner, GrowthContext growth, int slot, std::uint64_t key, std::uint64_t bytes,
+           GraphDefinitionStore::Placement *out) {
+          return runner_of(runner).acquire_graph_definition(growth, slot, key, bytes, out);
+        },
+    .host_staging_begin =
+        [](void *runner, GrowthContext growth, int slot, std::uint64_t required) {
+          return runner_of(runner).host_staging_begin(growth, slot, required);
+        },
+    .host_staging_stage =
+        [](void *runner, GrowthContext growth, int slot, std::uint64_t bytes, void **out) {
+          return runner_of(runner).host_staging_stage(growth, slot, bytes, out);
+        },
+    .profile_area =
+        [](void *runner, GrowthContext growth, int slot, std::uint32_t tasks, TaskTiming **timings,
+           LaunchRecord **wall) {
+          return runner_of(runner).profile_area(growth, slot, tasks, timings, wall);
+        },
     .is_kernel_mode = [](void *runner) { return runner_of(runner).latch().is_kernel(); },
 };
 
 }  // namespace
 
-DeviceContext::DeviceContext(Device &device) : device_(device) {
+DeviceContext::DeviceContext(Device &device)
+    : device_(device), dfx_(runtime_allocator(), kPipelineDepth) {
   for (auto &slot : slots_) {
     slot = std::make_unique<Slot>(runtime_allocator());
   }
 }
 
-DeviceContext::~DeviceContext() { release_all(); }
+DeviceContext::~DeviceContext() {
+  release_all();
+}
 
-const HostApiOps &DeviceContext::host_api_ops() noexcept { return kHostApiOps; }
+const HostApiOps &DeviceContext::host_api_ops() noexcept {
+  return kHostApiOps;
+}
 
 DeviceAllocator DeviceContext::runtime_allocator() noexcept {
   return DeviceAllocator{this, &DeviceContext::allocate_counted, &DeviceContext::free_counted};
@@ -227,17 +250,161 @@ void DeviceContext::store_prebuilt_image(const PrebuiltImageCache::Entry &entry)
   slots_[static_cast<std::size_t>(entry.bank)]->image_cache.store(entry);
 }
 
-Status DeviceContext::commit_capacity_plan(const rrt_capacity_plan_t &plan) {
+Status DeviceContext::commit_capacity_plan(const rrt_capacity_plan_t &plan,
+                                           std::uint32_t profile_tasks) {
   const GrowthContext kernel{ExecutionMode::kKernel, false};
   RRT_RETURN_IF_ERROR(setup_static_arena(
       kernel, 0, BankRequest{plan.gm_heap_bytes, plan.gm_sm_bytes, plan.runtime_pool_bytes}));
-  return retained_begin(kernel, 0, plan.retained_staging_bytes);
+  RRT_RETURN_IF_ERROR(retained_begin(kernel, 0, plan.retained_staging_bytes));
+  const std::lock_guard<std::mutex> lock(mutex_);
+  Slot &s = *slots_[0];
+  RRT_RETURN_IF_ERROR(s.definitions.commit(plan.graph_definition_bytes, kernel));
+  RRT_RETURN_IF_ERROR(s.staging.commit(plan.host_staging_bytes, kernel));
+  if (profiling() && profile_tasks != 0) {
+    RRT_RETURN_IF_ERROR(dfx_.ensure(profile_tasks, kernel));
+  }
+  return Status::ok();
+}
+
+Status DeviceContext::acquire_graph_definition(GrowthContext growth, int slot, std::uint64_t key,
+                                               std::uint64_t bytes,
+                                               GraphDefinitionStore::Placement *out) {
+  if (!valid_index(slot)) {
+    return bad_index("pipeline slot", slot);
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  Status status =
+      slots_[static_cast<std::size_t>(slot)]->definitions.acquire(key, bytes, growth, out);
+  record_refusal(status);
+  return status;
+}
+
+Status DeviceContext::host_staging_begin(GrowthContext growth, int slot, std::uint64_t required) {
+  if (!valid_index(slot)) {
+    return bad_index("pipeline slot", slot);
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  Slot &s = *slots_[static_cast<std::size_t>(slot)];
+  Status status = s.staging.begin(required, growth);
+  if (status.is_ok()) {
+    s.last_staging_request = required;
+  }
+  record_refusal(status);
+  return status;
+}
+
+Status DeviceContext::host_staging_stage(GrowthContext growth, int slot, std::uint64_t bytes,
+                                         void **out) {
+  if (!valid_index(slot)) {
+    return bad_index("pipeline slot", slot);
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  Status status = slots_[static_cast<std::size_t>(slot)]->staging.stage(bytes, growth, out);
+  record_refusal(status);
+  return status;
+}
+
+void DeviceContext::end_host_staging(int slot) noexcept {
+  if (!valid_index(slot)) {
+    return;
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  slots_[static_cast<std::size_t>(slot)]->staging.end_run();
+}
+
+Status DeviceContext::profile_area(GrowthContext growth, int slot, std::uint32_t tasks,
+                                   TaskTiming **timings, LaunchRecord **wall) {
+  *timings = nullptr;
+  *wall = nullptr;
+  if (!profiling()) {
+    return Status::ok();
+  }
+  if (!valid_index(slot)) {
+    return bad_index("pipeline slot", slot);
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  Status status = dfx_.ensure(tasks, growth);
+  record_refusal(status);
+  RRT_RETURN_IF_ERROR(status);
+  *timings = dfx_.timings(slot);
+  *wall = dfx_.wall(slot);
+  return Status::ok();
+}
+
+Status DeviceContext::profile_preflight(GrowthContext growth, std::uint32_t tasks) {
+  if (!profiling()) {
+    return Status::ok();
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  Status status = dfx_.preflight(tasks, growth);
+  record_refusal(status);
+  return status;
+}
+
+bool DeviceContext::profile_would_rebuild(std::uint32_t tasks) const {
+  if (!profiling()) {
+    return false;
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return dfx_.would_rebuild(tasks);
+}
+
+Status DeviceContext::read_profile(int slot, LaunchRecord *record, TaskTiming *timings,
+                                   std::uint32_t capacity) const {
+  if (!profiling()) {
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         "profiling is off for this context (rrt_context_options_t.profiling)");
+  }
+  if (!valid_index(slot)) {
+    return bad_index("pipeline slot", slot);
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const LaunchRecord *wall = dfx_.wall(slot);
+  if (wall == nullptr) {
+    *record = LaunchRecord{};
+    return Status::ok();
+  }
+  RRT_RETURN_IF_ERROR(device_.copy_device_to_host(record, wall, sizeof(LaunchRecord)));
+  const std::uint32_t count = std::min({record->tasks, capacity, dfx_.shape()});
+  if (count != 0 && timings != nullptr) {
+    RRT_RETURN_IF_ERROR(
+        device_.copy_device_to_host(timings, dfx_.timings(slot), count * sizeof(TaskTiming)));
+  }
+  return Status::ok();
 }
 
 Status DeviceContext::place_resident_image(GrowthContext growth, std::uint64_t gm_heap,
-                                           std::uint64_t gm_sm, std::uint64_t bytes,
-                                           void **out) {
+                                           std::uint64_t gm_sm, std::uint64_t bytes, void **out) {
   const std::lock_guard<std::mutex> lock(mutex_);
+  return place_resident_locked(growth, gm_heap, gm_sm, bytes, out);
+}
+
+Status DeviceContext::place_host_build(GrowthContext growth, std::uint64_t gm_heap,
+                                       std::uint64_t pool_bytes, std::uint64_t definition_key,
+                                       std::uint64_t definition_bytes, void **pool,
+                                       GraphDefinitionStore::Placement *definition) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  Slot &s = *slots_[0];
+  Status fits = s.definitions.preflight(definition_key, definition_bytes, growth);
+  if (!fits.is_ok()) {
+    record_refusal(fits);
+    return fits;
+  }
+  const std::uint64_t resident_before = resident_used_;
+  RRT_RETURN_IF_ERROR(place_resident_locked(growth, gm_heap, 0, pool_bytes, pool));
+  Status placed = s.definitions.acquire(definition_key, definition_bytes, growth, definition);
+  if (!placed.is_ok()) {
+    // Only an allocation failure of an empty store gets here; the pool space it took was
+    // never handed out.
+    resident_used_ = resident_before;
+    *pool = nullptr;
+  }
+  record_refusal(placed);
+  return placed;
+}
+
+Status DeviceContext::place_resident_locked(GrowthContext growth, std::uint64_t gm_heap,
+                                            std::uint64_t gm_sm, std::uint64_t bytes, void **out) {
   Slot &s = *slots_[0];
   const std::uint64_t offset =
       (resident_used_ + kResidentAlignment - 1) / kResidentAlignment * kResidentAlignment;
@@ -271,12 +438,26 @@ RegionStats DeviceContext::region_stats(GrowthPoint point) const {
         stats.used += slot->last_retained_request;
         stats.base_changes += slot->retained.base_changes();
         break;
+      case GrowthPoint::kGraphDefinition:
+        stats.capacity += slot->definitions.capacity();
+        stats.used += slot->definitions.used();
+        stats.base_changes += slot->definitions.base_changes();
+        break;
+      case GrowthPoint::kHostStaging:
+        stats.capacity += slot->staging.capacity();
+        stats.used += slot->last_staging_request;
+        break;
       default:
         break;
     }
   }
   if (point == GrowthPoint::kArenaRuntimePool && latch_.is_kernel()) {
     stats.used = resident_used_;
+  }
+  if (point == GrowthPoint::kDfxCollectors) {
+    stats.capacity = dfx_.pool_bytes();
+    stats.used = dfx_.pool_bytes();
+    stats.base_changes = dfx_.base_changes();
   }
   return stats;
 }
@@ -297,10 +478,14 @@ void DeviceContext::release_all() noexcept {
     slot->image_cache.clear();
     slot->bank.release_all();
     slot->retained.release();
+    slot->definitions.release();
+    slot->staging.release();
+    slot->last_staging_request = 0;
     slot->last_request = BankRequest{};
     slot->last_retained_request = 0;
   }
   resident_used_ = 0;
+  dfx_.release();
 }
 
 }  // namespace replayrt

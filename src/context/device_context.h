@@ -15,6 +15,9 @@
 #include "context/host_api.h"
 #include "memory/arena_bank.h"
 #include "memory/device_allocator.h"
+#include "memory/dfx_collectors.h"
+#include "memory/graph_definition_store.h"
+#include "memory/host_staging.h"
 #include "memory/prebuilt_image_cache.h"
 #include "memory/retained_buffer.h"
 #include "platform/device.h"
@@ -40,8 +43,9 @@ struct RegionStats {
 };
 
 // Owns, per pipeline slot / arena bank (kPipelineDepth of each): an ArenaBank, its
-// PrebuiltImageCache and a RetainedBuffer; plus the latch, the counters and, in kernel mode,
-// the resident-image store at the front of bank 0's runtime pool.
+// PrebuiltImageCache, a RetainedBuffer, a GraphDefinitionStore and a HostStaging; once for
+// the context: the DFX collectors (when profiling is on), the latch, the counters and, in
+// kernel mode, the resident-image store at the front of bank 0's runtime pool.
 //
 // Every device allocation it makes goes through runtime_allocator(), which counts calls and
 // live bytes; caller allocations (the C ABI's rrt_device_alloc) do not.
@@ -55,6 +59,8 @@ struct RegionStats {
 class DeviceContext {
  public:
   static constexpr int kPipelineDepth = 2;
+  // Resident images and scheduler seeds start at multiples of this in the runtime pool.
+  static constexpr std::uint64_t kResidentAlignment = 1024;
 
   // `device` must outlive the context.
   explicit DeviceContext(Device &device);
@@ -72,7 +78,7 @@ class DeviceContext {
 
   static const HostApiOps &host_api_ops() noexcept;
   HostApi host_api(int slot, int bank, bool in_launch) noexcept {
-    return HostApi(&host_api_ops(), this, slot, bank, in_launch);
+    return {&host_api_ops(), this, slot, bank, in_launch};
   }
 
   Status device_malloc(GrowthContext growth, std::size_t bytes, void **out);
@@ -84,10 +90,34 @@ class DeviceContext {
   BankRequest pooled_sizes(int bank) const;
   bool lookup_prebuilt_image(int bank, std::uint64_t key, PrebuiltImageCache::Entry *out) const;
   void store_prebuilt_image(const PrebuiltImageCache::Entry &entry);
+  Status acquire_graph_definition(GrowthContext growth, int slot, std::uint64_t key,
+                                  std::uint64_t bytes, GraphDefinitionStore::Placement *out);
+  Status host_staging_begin(GrowthContext growth, int slot, std::uint64_t required);
+  Status host_staging_stage(GrowthContext growth, int slot, std::uint64_t bytes, void **out);
+  // Ends a run's host staging in `slot`: program mode frees what it staged.
+  void end_host_staging(int slot) noexcept;
+  // Profiling: sizes the collectors for `tasks` and writes the slot's areas; both null when
+  // profiling is off.
+  Status profile_area(GrowthContext growth, int slot, std::uint32_t tasks, TaskTiming **timings,
+                      LaunchRecord **wall);
+  // True when profiling is on and preparing a run of `tasks` tasks would rebuild the
+  // collectors another run may be writing to.
+  bool profile_would_rebuild(std::uint32_t tasks) const;
+  // The refusal profile_area() would return for `tasks` (counted as a refusal), or OK;
+  // touches no buffer.
+  Status profile_preflight(GrowthContext growth, std::uint32_t tasks);
+  // Copies the slot's most recent launch record and its task timings (at most `capacity`).
+  Status read_profile(int slot, LaunchRecord *record, TaskTiming *timings,
+                      std::uint32_t capacity) const;
 
-  // Kernel init: commits `plan` once (bank 0, slot 0's retained staging). Every nonzero entry
-  // is a first allocation.
-  Status commit_capacity_plan(const rrt_capacity_plan_t &plan);
+  // Profiling is chosen once, before init.
+  void enable_profiling() noexcept { profiling_.store(true, std::memory_order_release); }
+  bool profiling() const noexcept { return profiling_.load(std::memory_order_acquire); }
+
+  // Kernel init: commits `plan` once (bank 0; slot 0's retained staging, graph-definition
+  // store and host staging; the collectors for `profile_tasks` tasks when profiling is on).
+  // Every nonzero entry is a first allocation.
+  Status commit_capacity_plan(const rrt_capacity_plan_t &plan, std::uint32_t profile_tasks);
 
   // Kernel mode: reserves `bytes` at the end of the resident images in bank 0's runtime pool
   // (growth point runtime_pool; a first commit of an empty pool is allowed outside a launch)
@@ -95,6 +125,12 @@ class DeviceContext {
   // device address.
   Status place_resident_image(GrowthContext growth, std::uint64_t gm_heap, std::uint64_t gm_sm,
                               std::uint64_t bytes, void **out);
+  // Kernel mode, host-build: places `pool_bytes` in bank 0's runtime pool (as
+  // place_resident_image) and the definition `definition_key` in slot 0's graph-definition
+  // store. Both are checked against the frozen capacity before either is touched.
+  Status place_host_build(GrowthContext growth, std::uint64_t gm_heap, std::uint64_t pool_bytes,
+                          std::uint64_t definition_key, std::uint64_t definition_bytes, void **pool,
+                          GraphDefinitionStore::Placement *definition);
 
   RegionStats region_stats(GrowthPoint point) const;
   // Counts a capacity refusal against its growth point; other statuses are ignored.
@@ -107,9 +143,13 @@ class DeviceContext {
 
  private:
   struct Slot {
-    explicit Slot(DeviceAllocator allocator) : bank(allocator), retained(allocator) {}
+    explicit Slot(DeviceAllocator allocator)
+        : bank(allocator), retained(allocator), definitions(allocator), staging(allocator) {}
     ArenaBank bank;
     RetainedBuffer retained;
+    GraphDefinitionStore definitions;
+    HostStaging staging;
+    std::uint64_t last_staging_request = 0;
     PrebuiltImageCache image_cache;
     BankRequest last_request;
     std::uint64_t last_retained_request = 0;
@@ -118,6 +158,8 @@ class DeviceContext {
   static void *allocate_counted(void *self, std::size_t bytes);
   static int free_counted(void *self, void *ptr) noexcept;
   Status setup_static_arena_locked(GrowthContext growth, int bank, const BankRequest &request);
+  Status place_resident_locked(GrowthContext growth, std::uint64_t gm_heap, std::uint64_t gm_sm,
+                               std::uint64_t bytes, void **out);
 
   Device &device_;
   ExecutionModeLatch latch_;
@@ -125,6 +167,8 @@ class DeviceContext {
   mutable std::mutex mutex_;
   std::array<std::unique_ptr<Slot>, kPipelineDepth> slots_;
   std::uint64_t resident_used_ = 0;
+  DfxCollectors dfx_;
+  std::atomic<bool> profiling_{false};
 };
 
 }  // namespace replayrt

@@ -77,4 +77,35 @@ void HostApi::store_prebuilt_image(const PrebuiltImageCache::Entry &entry) const
   }
 }
 
+Status HostApi::acquire_graph_definition(std::uint64_t key, std::uint64_t bytes,
+                                         GraphDefinitionStore::Placement *out) const {
+  if (ops_->acquire_graph_definition == nullptr) {
+    return missing("acquire_graph_definition");
+  }
+  return ops_->acquire_graph_definition(runner_, growth_context(), slot_, key, bytes, out);
+}
+
+Status HostApi::host_staging_begin(std::uint64_t required) const {
+  if (ops_->host_staging_begin == nullptr) {
+    return missing("host_staging_begin");
+  }
+  return ops_->host_staging_begin(runner_, growth_context(), slot_, required);
+}
+
+Status HostApi::host_staging_stage(std::uint64_t bytes, void **out) const {
+  if (ops_->host_staging_stage == nullptr) {
+    return missing("host_staging_stage");
+  }
+  return ops_->host_staging_stage(runner_, growth_context(), slot_, bytes, out);
+}
+
+Status HostApi::profile_area(std::uint32_t tasks, TaskTiming **timings, LaunchRecord **wall) const {
+  *timings = nullptr;
+  *wall = nullptr;
+  if (ops_->profile_area == nullptr) {
+    return Status::ok();
+  }
+  return ops_->profile_area(runner_, growth_context(), slot_, tasks, timings, wall);
+}
+
 }  // namespace replayrt

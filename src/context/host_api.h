@@ -6,6 +6,8 @@
 
 #include "common/status.h"
 #include "memory/arena_bank.h"
+#include "memory/dfx_collectors.h"
+#include "memory/graph_definition_store.h"
 #include "memory/growth_guard.h"
 #include "memory/prebuilt_image_cache.h"
 
@@ -22,14 +24,16 @@ namespace replayrt {
 struct HostApiOps {
   // Runtime-facing device allocation (growth point launch_allocation while a launch is
   // encoded). The allocation is the caller's to free with device_free.
-  Status (*device_malloc)(void *runner, GrowthContext growth, std::size_t bytes, void **out) = nullptr;
+  Status (*device_malloc)(void *runner, GrowthContext growth, std::size_t bytes,
+                          void **out) = nullptr;
   Status (*device_free)(void *runner, void *ptr) = nullptr;
   // Synchronous copies (outside launches only: a launch never synchronizes).
   Status (*copy_to_device)(void *runner, void *dst, const void *src, std::size_t bytes) = nullptr;
   Status (*copy_from_device)(void *runner, void *dst, const void *src, std::size_t bytes) = nullptr;
 
   // The pipeline slot's retained staging buffer (growth point retained_staging).
-  Status (*retained_begin)(void *runner, GrowthContext growth, int slot, std::uint64_t required) = nullptr;
+  Status (*retained_begin)(void *runner, GrowthContext growth, int slot,
+                           std::uint64_t required) = nullptr;
   void *(*retained_acquire)(void *runner, int slot, std::uint64_t bytes) = nullptr;
 
   // The arena bank commit rule (growth points gm_heap, gm_sm, runtime_pool). Invalidates the
@@ -43,6 +47,22 @@ struct HostApiOps {
   bool (*lookup_prebuilt_image)(void *runner, int bank, std::uint64_t key,
                                 PrebuiltImageCache::Entry *out) = nullptr;
   void (*store_prebuilt_image)(void *runner, const PrebuiltImageCache::Entry &entry) = nullptr;
+
+  // The pipeline slot's graph-definition store (growth point graph_definition).
+  Status (*acquire_graph_definition)(void *runner, GrowthContext growth, int slot,
+                                     std::uint64_t key, std::uint64_t bytes,
+                                     GraphDefinitionStore::Placement *out) = nullptr;
+
+  // The pipeline slot's host staging for host-build runs (growth point host_staging).
+  Status (*host_staging_begin)(void *runner, GrowthContext growth, int slot,
+                               std::uint64_t required) = nullptr;
+  Status (*host_staging_stage)(void *runner, GrowthContext growth, int slot, std::uint64_t bytes,
+                               void **out) = nullptr;
+
+  // Profiling collectors (growth point dfx_collectors): sizes them for `tasks` records and
+  // writes the slot's timing area and device-wall record (both null when profiling is off).
+  Status (*profile_area)(void *runner, GrowthContext growth, int slot, std::uint32_t tasks,
+                         TaskTiming **timings, LaunchRecord **wall) = nullptr;
 
   // The context's execution identity: a query of its ExecutionModeLatch. Last entry.
   bool (*is_kernel_mode)(void *runner) = nullptr;
@@ -59,7 +79,9 @@ class HostApi {
   int slot() const noexcept { return slot_; }
   int bank() const noexcept { return bank_; }
   bool in_launch() const noexcept { return in_launch_; }
-  bool is_kernel_mode() const { return ops_->is_kernel_mode != nullptr && ops_->is_kernel_mode(runner_); }
+  bool is_kernel_mode() const {
+    return ops_->is_kernel_mode != nullptr && ops_->is_kernel_mode(runner_);
+  }
   GrowthContext growth_context() const {
     return GrowthContext{is_kernel_mode() ? ExecutionMode::kKernel : ExecutionMode::kProgram,
                          in_launch_};
@@ -77,6 +99,12 @@ class HostApi {
   BankRequest pooled_sizes() const;
   bool lookup_prebuilt_image(std::uint64_t key, PrebuiltImageCache::Entry *out) const;
   void store_prebuilt_image(const PrebuiltImageCache::Entry &entry) const;
+  Status acquire_graph_definition(std::uint64_t key, std::uint64_t bytes,
+                                  GraphDefinitionStore::Placement *out) const;
+  Status host_staging_begin(std::uint64_t required) const;
+  Status host_staging_stage(std::uint64_t bytes, void **out) const;
+  // Missing op: profiling off (both outputs null).
+  Status profile_area(std::uint32_t tasks, TaskTiming **timings, LaunchRecord **wall) const;
 
  private:
   const HostApiOps *ops_;

@@ -37,13 +37,13 @@ Status validate_tensor(const rrt_tensor_desc_t &desc, const char *what, std::uin
     return invalid(format("%s %u: unknown dtype %d", what, index, static_cast<int>(desc.dtype)));
   }
   if (desc.ndim > RRT_MAX_DIMS) {
-    return invalid(format("%s %u: %u dimensions (at most %d)", what, index, desc.ndim,
-                          RRT_MAX_DIMS));
+    return invalid(
+        format("%s %u: %u dimensions (at most %d)", what, index, desc.ndim, RRT_MAX_DIMS));
   }
   if (is_param && desc.direction != RRT_DIR_IN && desc.direction != RRT_DIR_OUT &&
       desc.direction != RRT_DIR_INOUT) {
-    return invalid(format("%s %u: unknown direction %d", what, index,
-                          static_cast<int>(desc.direction)));
+    return invalid(
+        format("%s %u: unknown direction %d", what, index, static_cast<int>(desc.direction)));
   }
   std::uint64_t bytes = element;
   for (std::uint32_t d = 0; d < desc.ndim; ++d) {
@@ -92,24 +92,23 @@ std::uint64_t dtype_bytes(rrt_dtype_t dtype) noexcept {
 
 Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &kernels,
                         std::unique_ptr<const Callable> *out, UnknownKernels unknown) {
-  static const KernelEntry kUndeclaredUserKernel{"<user kernel>", nullptr, nullptr, -1, -1,
-                                                 false};
+  static const KernelEntry kUndeclaredUserKernel{"<user kernel>", nullptr, nullptr, -1, -1, false};
   if (desc.bind != RRT_BIND_DEVICE_BUILD && desc.bind != RRT_BIND_HOST_BUILD) {
     return invalid(format("unknown bind strategy %d", static_cast<int>(desc.bind)));
   }
   if (desc.num_params > kMaxParams || desc.num_intermediates > kMaxIntermediates ||
       desc.num_scalars > kMaxScalars) {
-    return invalid(format("callable has %u params, %u intermediates, %u scalars (limits %u, "
-                          "%u, %u)",
-                          desc.num_params, desc.num_intermediates, desc.num_scalars, kMaxParams,
-                          kMaxIntermediates, kMaxScalars));
+    return invalid(
+        format("callable has %u params, %u intermediates, %u scalars (limits %u, "
+               "%u, %u)",
+               desc.num_params, desc.num_intermediates, desc.num_scalars, kMaxParams,
+               kMaxIntermediates, kMaxScalars));
   }
   if (desc.num_tasks == 0 || desc.num_tasks > kMaxTasks) {
     return invalid(format("callable has %u tasks (1 to %u)", desc.num_tasks, kMaxTasks));
   }
   if ((desc.num_params != 0 && desc.params == nullptr) ||
-      (desc.num_intermediates != 0 && desc.intermediates == nullptr) ||
-      desc.tasks == nullptr) {
+      (desc.num_intermediates != 0 && desc.intermediates == nullptr) || desc.tasks == nullptr) {
     return invalid("callable descriptor has a null array with a nonzero count");
   }
 
@@ -118,8 +117,7 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
   callable->num_scalars_ = desc.num_scalars;
   callable->params_.resize(desc.num_params);
   for (std::uint32_t i = 0; i < desc.num_params; ++i) {
-    RRT_RETURN_IF_ERROR(
-        validate_tensor(desc.params[i], "param", i, true, &callable->params_[i]));
+    RRT_RETURN_IF_ERROR(validate_tensor(desc.params[i], "param", i, true, &callable->params_[i]));
   }
   callable->intermediates_.resize(desc.num_intermediates);
   callable->intermediate_offsets_.resize(desc.num_intermediates);
@@ -149,8 +147,8 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
     }
     const KernelEntry &kernel = registered ? kernels.entry(task.kernel_id) : kUndeclaredUserKernel;
     if (task.num_operands > kMaxOperandsPerTask) {
-      return invalid(format("task %u: %u operands (at most %u)", t, task.num_operands,
-                            kMaxOperandsPerTask));
+      return invalid(
+          format("task %u: %u operands (at most %u)", t, task.num_operands, kMaxOperandsPerTask));
     }
     if (task.num_operands != 0 && task.operands == nullptr) {
       return invalid(format("task %u: null operand array", t));
@@ -164,8 +162,8 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
         case RRT_OPERAND_PARAM:
         case RRT_OPERAND_INTERMEDIATE: {
           if (plan.num_scalars != 0) {
-            return invalid(format("task %u operand %u: tensor operands must come before scalars",
-                                  t, o));
+            return invalid(
+                format("task %u operand %u: tensor operands must come before scalars", t, o));
           }
           const bool is_param = operand.kind == RRT_OPERAND_PARAM;
           const std::uint32_t limit = is_param ? desc.num_params : desc.num_intermediates;
@@ -178,8 +176,8 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
         }
         case RRT_OPERAND_SCALAR:
           if (operand.index >= desc.num_scalars) {
-            return invalid(format("task %u operand %u: scalar %u out of range (%u declared)", t,
-                                  o, operand.index, desc.num_scalars));
+            return invalid(format("task %u operand %u: scalar %u out of range (%u declared)", t, o,
+                                  operand.index, desc.num_scalars));
           }
           ++plan.num_scalars;
           break;
@@ -192,12 +190,15 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
       }
       callable->operands_.push_back(OperandRef{operand.kind, operand.index});
     }
-    if ((kernel.num_tensors >= 0 && plan.num_tensors != static_cast<std::uint32_t>(kernel.num_tensors)) ||
-        (kernel.num_scalars >= 0 && plan.num_scalars != static_cast<std::uint32_t>(kernel.num_scalars))) {
-      return invalid(format("task %u: kernel '%s' takes %d tensors and %d scalars, the task "
-                            "gives %u and %u",
-                            t, kernel.name.c_str(), kernel.num_tensors, kernel.num_scalars,
-                            plan.num_tensors, plan.num_scalars));
+    if ((kernel.num_tensors >= 0 &&
+         plan.num_tensors != static_cast<std::uint32_t>(kernel.num_tensors)) ||
+        (kernel.num_scalars >= 0 &&
+         plan.num_scalars != static_cast<std::uint32_t>(kernel.num_scalars))) {
+      return invalid(
+          format("task %u: kernel '%s' takes %d tensors and %d scalars, the task "
+                 "gives %u and %u",
+                 t, kernel.name.c_str(), kernel.num_tensors, kernel.num_scalars, plan.num_tensors,
+                 plan.num_scalars));
     }
 
     // Data flow and dependencies.
@@ -213,12 +214,12 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
       if (kernel.writes_last_tensor_only) {
         if (reads && !history.written) {
           if (!is_param) {
-            return invalid(format("task %u reads intermediate %u before any task writes it", t,
-                                  ref.index));
+            return invalid(
+                format("task %u reads intermediate %u before any task writes it", t, ref.index));
           }
           if (callable->params_[ref.index].direction == RRT_DIR_OUT) {
-            return invalid(format("task %u reads OUT param %u before any task writes it", t,
-                                  ref.index));
+            return invalid(
+                format("task %u reads OUT param %u before any task writes it", t, ref.index));
           }
         }
         if (writes && is_param && callable->params_[ref.index].direction == RRT_DIR_IN) {
@@ -296,8 +297,8 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
   CallableRequirements &needs = callable->requirements_;
   needs.gm_heap = heap;
   needs.scheduler_state = scheduler_state_bytes(num_tasks);
-  needs.image = task_graph_image_bytes(num_tasks, callable->operands_.size(),
-                                       callable->successors_.size());
+  needs.image =
+      task_graph_image_bytes(num_tasks, callable->operands_.size(), callable->successors_.size());
   for (const TensorLayout &param : callable->params_) {
     needs.staged_all_host += RetainedBuffer::slice_bytes(param.bytes);
   }

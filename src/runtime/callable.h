@@ -32,7 +32,7 @@ struct TaskPlan {
   std::int32_t kernel_id = -1;
   std::uint32_t first_operand = 0;  // into operands()
   std::uint32_t num_tensors = 0;
-  std::uint32_t num_scalars = 0;    // scalar and immediate operands
+  std::uint32_t num_scalars = 0;      // scalar and immediate operands
   std::uint32_t first_successor = 0;  // into successors()
   std::uint32_t num_successors = 0;
   std::uint32_t num_predecessors = 0;
@@ -40,10 +40,10 @@ struct TaskPlan {
 
 // What one run of the callable needs from the device, in bytes.
 struct CallableRequirements {
-  std::uint64_t gm_heap = 0;           // intermediates, laid out at intermediate_offsets()
-  std::uint64_t scheduler_state = 0;   // the device scheduler's working state
-  std::uint64_t image = 0;             // the task-graph image
-  std::uint64_t staged_all_host = 0;   // staging when every parameter is a HOST tensor
+  std::uint64_t gm_heap = 0;          // intermediates, laid out at intermediate_offsets()
+  std::uint64_t scheduler_state = 0;  // the device scheduler's working state
+  std::uint64_t image = 0;            // the task-graph image
+  std::uint64_t staged_all_host = 0;  // staging when every parameter is a HOST tensor
 };
 
 // Validation (Callable::create), every violation RRT_ERR_INVALID_ARGUMENT with a message that
@@ -75,8 +75,8 @@ class Callable {
 
   // How create() treats a kernel id the registry does not hold.
   enum class UnknownKernels {
-    kReject,            // RRT_ERR_INVALID_ARGUMENT (preparing for a context)
-    kAsUserKernels,     // a user kernel that declares nothing (sizing without a context)
+    kReject,         // RRT_ERR_INVALID_ARGUMENT (preparing for a context)
+    kAsUserKernels,  // a user kernel that declares nothing (sizing without a context)
   };
 
   static Status create(const rrt_callable_desc_t &desc, const KernelRegistry &kernels,

@@ -48,8 +48,7 @@ Status stage_through_retained_buffer(const HostApi &api, const BindRequest &requ
 }
 
 // Program mode: the bank's prebuilt image, built and uploaded on a miss.
-Status prepare_program_image(const HostApi &api, const BindRequest &request,
-                             const void **image) {
+Status prepare_program_image(const HostApi &api, const BindRequest &request, const void **image) {
   const Callable &callable = *request.callable;
   const std::uint64_t key = image_cache_key(callable, request.generation);
   PrebuiltImageCache::Entry hit;
@@ -104,7 +103,8 @@ void encode_invocation(const BindRequest &request, ExecutionMode mode, const voi
   std::memcpy(out->invocation.data(), &header, sizeof header);
   std::uint64_t *words = out->invocation.data() + sizeof(InvocationHeader) / sizeof(std::uint64_t);
   words[0] = reinterpret_cast<std::uint64_t>(image);
-  words[1] = reinterpret_cast<std::uint64_t>(request.profile_records);
+  words[1] = reinterpret_cast<std::uint64_t>(request.profile_timings);
+  words[2] = reinterpret_cast<std::uint64_t>(request.profile_wall);
   for (std::size_t i = 0; i < tensors; ++i) {
     words[kPayloadFixedWords + i] = reinterpret_cast<std::uint64_t>(tensor_addresses[i]);
     words[kPayloadFixedWords + tensors + i] = request.args.tensors[i].bytes;
@@ -129,7 +129,8 @@ Status bind_device_build(const HostApi &api, const BindRequest &request, BoundRu
                          format("callable %d has no resident image", request.callable_id));
   }
   const BankBases bases = api.pooled_bases();
-  const ExecutionMode mode = api.is_kernel_mode() ? ExecutionMode::kKernel : ExecutionMode::kProgram;
+  const ExecutionMode mode =
+      api.is_kernel_mode() ? ExecutionMode::kKernel : ExecutionMode::kProgram;
   encode_invocation(request, mode, image, addresses, out);
 
   out->referenced.push_back(image);
@@ -137,8 +138,9 @@ Status bind_device_build(const HostApi &api, const BindRequest &request, BoundRu
   if (callable.requirements().gm_heap != 0) {
     out->referenced.push_back(bases.gm_heap);
   }
-  if (request.profile_records != nullptr) {
-    out->referenced.push_back(request.profile_records);
+  if (request.profile_timings != nullptr) {
+    out->referenced.push_back(request.profile_timings);
+    out->referenced.push_back(request.profile_wall);
   }
   out->referenced.insert(out->referenced.end(), addresses.begin(), addresses.end());
   return Status::ok();

@@ -17,11 +17,15 @@ struct BindRequest {
   std::int32_t callable_id = -1;
   std::uint64_t generation = 0;
   RunArgsView args;
-  // Kernel mode: the image placed in the frozen runtime pool when the callable was prepared.
-  // Null in program mode.
+  // Kernel mode: the image placed in the frozen capacity when the callable was prepared (the
+  // runtime image in runtime_pool, or the host-build definition), and for host-build the
+  // scheduler seed and state behind it in runtime_pool. Null in program mode.
   const void *resident_image = nullptr;
-  // Where the device writes per-task timings (null: profiling off).
-  void *profile_records = nullptr;
+  const void *resident_scheduler = nullptr;
+  // Where the device writes per-task timings and the launch's device-wall record (both null:
+  // profiling off).
+  void *profile_timings = nullptr;
+  void *profile_wall = nullptr;
 };
 
 // Binds one run through `api` (its slot and bank):

@@ -5,6 +5,7 @@
 
 #include "common/format.h"
 #include "runtime/device_build_bind.h"
+#include "runtime/host_build_bind.h"
 #include "runtime/run_args.h"
 #include "runtime/task_graph_image.h"
 
@@ -87,7 +88,8 @@ Status Engine::program_init() {
   return Status::ok();
 }
 
-Status Engine::kernel_init(const rrt_kernel_config_t &config) {
+Status Engine::kernel_init(const rrt_capacity_plan_t &plan, std::uint64_t context_generation,
+                           std::uint32_t profile_tasks) {
   if (context_.latch().is_latched() && !context_.latch().is_kernel()) {
     return context_.latch().latch(ExecutionMode::kKernel);
   }
@@ -96,9 +98,9 @@ Status Engine::kernel_init(const rrt_kernel_config_t &config) {
                          "kernel init accepts only a new context; this one was already "
                          "initialized");
   }
-  RRT_RETURN_IF_ERROR(claim_context_generation(config.context_generation));
+  RRT_RETURN_IF_ERROR(claim_context_generation(context_generation));
   RRT_RETURN_IF_ERROR(context_.latch().latch(ExecutionMode::kKernel));
-  Status committed = context_.commit_capacity_plan(config.capacity);
+  Status committed = context_.commit_capacity_plan(plan, profile_tasks);
   if (!committed.is_ok()) {
     lifecycle_.store(Lifecycle::kPoisoned, std::memory_order_release);
     return std::move(committed).with_context("kernel init could not commit the capacity plan");
@@ -138,10 +140,6 @@ Status Engine::prepare_callable(const rrt_callable_desc_t &desc, std::int32_t *o
                                 static_cast<unsigned long long>(needs.image),
                                 static_cast<unsigned long long>(kMaxCallableImageBytes)));
   }
-  if (callable->bind() == RRT_BIND_HOST_BUILD) {
-    return Status::error(RRT_ERR_UNSUPPORTED, "the host-build bind is not available");
-  }
-
   const std::lock_guard<std::mutex> lock(callables_mutex_);
   if (callables_.size() >= static_cast<std::size_t>(kMaxCallables)) {
     return Status::error(RRT_ERR_CALLABLE_COUNT_EXCEEDED,
@@ -153,18 +151,7 @@ Status Engine::prepare_callable(const rrt_callable_desc_t &desc, std::int32_t *o
   record.generation = next_generation_;
   const auto id = static_cast<std::int32_t>(callables_.size());
   if (is_kernel()) {
-    // The image is placed once, outside any launch, in the frozen runtime pool.
-    void *image = nullptr;
-    const GrowthContext growth{ExecutionMode::kKernel, false};
-    RRT_RETURN_IF_ERROR(context_.place_resident_image(growth, needs.gm_heap,
-                                                      needs.scheduler_state, needs.image,
-                                                      &image));
-    const BankBases bases = context_.pooled_bases(0);
-    std::vector<std::byte> host_image(needs.image);
-    const ImageBinding binding{id, record.generation, bases.gm_heap, bases.gm_sm, nullptr};
-    RRT_RETURN_IF_ERROR(build_task_graph_image(*callable, binding, host_image));
-    RRT_RETURN_IF_ERROR(device_->copy_host_to_device(image, host_image.data(), needs.image));
-    record.resident_image = image;
+    RRT_RETURN_IF_ERROR(place_resident(*callable, id, &record));
   }
   record.callable = std::move(callable);
   ++next_generation_;
@@ -173,12 +160,53 @@ Status Engine::prepare_callable(const rrt_callable_desc_t &desc, std::int32_t *o
   return Status::ok();
 }
 
+Status Engine::place_resident(const Callable &callable, std::int32_t id, CallableRecord *record) {
+  // Placed once, outside any launch, in the frozen capacity. Every check that can refuse runs
+  // before anything is placed.
+  const GrowthContext growth{ExecutionMode::kKernel, false};
+  const auto tasks = static_cast<std::uint32_t>(callable.tasks().size());
+  RRT_RETURN_IF_ERROR(context_.profile_preflight(growth, tasks));
+  const CallableRequirements &needs = callable.requirements();
+  std::vector<std::byte> host_image(needs.image);
+  if (callable.bind() == RRT_BIND_DEVICE_BUILD) {
+    void *image = nullptr;
+    RRT_RETURN_IF_ERROR(context_.place_resident_image(growth, needs.gm_heap, needs.scheduler_state,
+                                                      needs.image, &image));
+    const BankBases bases = context_.pooled_bases(0);
+    const ImageBinding binding{id, record->generation, bases.gm_heap, bases.gm_sm, nullptr};
+    RRT_RETURN_IF_ERROR(build_task_graph_image(callable, binding, host_image));
+    RRT_RETURN_IF_ERROR(device_->copy_host_to_device(image, host_image.data(), needs.image));
+    record->resident_image = image;
+  } else {
+    void *pool = nullptr;
+    GraphDefinitionStore::Placement definition;
+    RRT_RETURN_IF_ERROR(context_.place_host_build(
+        growth, needs.gm_heap, host_build_pool_bytes(callable),
+        host_build_definition_key(callable, record->generation, nullptr, nullptr), needs.image,
+        &pool, &definition));
+    auto *seed = static_cast<std::byte *>(pool);
+    std::vector<std::byte> seed_bytes(needs.scheduler_state);
+    RRT_RETURN_IF_ERROR(build_scheduler_seed(callable, record->generation, seed_bytes));
+    RRT_RETURN_IF_ERROR(device_->copy_host_to_device(seed, seed_bytes.data(), seed_bytes.size()));
+    const ImageBinding binding{id, record->generation, context_.pooled_bases(0).gm_heap,
+                               seed + needs.scheduler_state, seed};
+    RRT_RETURN_IF_ERROR(build_task_graph_image(callable, binding, host_image));
+    RRT_RETURN_IF_ERROR(
+        device_->copy_host_to_device(definition.address, host_image.data(), needs.image));
+    record->resident_image = definition.address;
+    record->resident_scheduler = seed;
+  }
+  TaskTiming *timings = nullptr;
+  LaunchRecord *wall = nullptr;
+  return context_.profile_area(growth, 0, tasks, &timings, &wall);
+}
+
 Status Engine::find_callable(std::int32_t id, CallableRecord *out) const {
   const std::lock_guard<std::mutex> lock(callables_mutex_);
   if (id < 0 || static_cast<std::size_t>(id) >= callables_.size()) {
-    return Status::error(RRT_ERR_CALLABLE_NOT_RESIDENT,
-                         format("callable id %d is not prepared in this context",
-                                static_cast<int>(id)));
+    return Status::error(
+        RRT_ERR_CALLABLE_NOT_RESIDENT,
+        format("callable id %d is not prepared in this context", static_cast<int>(id)));
   }
   *out = callables_[static_cast<std::size_t>(id)];
   return Status::ok();
@@ -192,13 +220,22 @@ Status Engine::bind(const HostApi &api, std::int32_t id, const CallableRecord &r
   request.generation = record.generation;
   request.args = args;
   request.resident_image = record.resident_image;
+  request.resident_scheduler = record.resident_scheduler;
+  TaskTiming *timings = nullptr;
+  LaunchRecord *wall = nullptr;
+  RRT_RETURN_IF_ERROR(api.profile_area(static_cast<std::uint32_t>(record.callable->tasks().size()),
+                                       &timings, &wall));
+  request.profile_timings = timings;
+  request.profile_wall = wall;
+  if (record.callable->bind() == RRT_BIND_HOST_BUILD) {
+    return bind_host_build(api, request, out);
+  }
   return bind_device_build(api, request, out);
 }
 
 Status Engine::enqueue_bound(const BoundRun &bound, Stream &stream) {
   for (const StagedCopy &copy : bound.copies_in) {
-    RRT_RETURN_IF_ERROR(
-        stream.enqueue_copy_host_to_device(copy.dst, copy.src, copy.bytes));
+    RRT_RETURN_IF_ERROR(stream.enqueue_copy_host_to_device(copy.dst, copy.src, copy.bytes));
   }
   LaunchRequest launch;
   launch.entry = &DeviceRuntime::entry;
@@ -207,8 +244,7 @@ Status Engine::enqueue_bound(const BoundRun &bound, Stream &stream) {
   launch.referenced = bound.referenced;
   RRT_RETURN_IF_ERROR(stream.enqueue_launch(launch));
   for (const StagedCopy &copy : bound.copies_out) {
-    RRT_RETURN_IF_ERROR(
-        stream.enqueue_copy_device_to_host(copy.dst, copy.src, copy.bytes));
+    RRT_RETURN_IF_ERROR(stream.enqueue_copy_device_to_host(copy.dst, copy.src, copy.bytes));
   }
   return Status::ok();
 }
@@ -239,6 +275,19 @@ Status Engine::run_prepare(std::int32_t callable_id, const RunArgsView &args,
                          format("all %d pipeline slots hold runs; finalize one first",
                                 DeviceContext::kPipelineDepth));
   }
+  const auto tasks = static_cast<std::uint32_t>(record.callable->tasks().size());
+  bool overlapping = false;
+  for (int other = 0; other < DeviceContext::kPipelineDepth; ++other) {
+    overlapping |= other != slot && slot_busy_[static_cast<std::size_t>(other)].load();
+  }
+  if (overlapping && context_.profile_would_rebuild(tasks)) {
+    slot_busy_[static_cast<std::size_t>(slot)].store(false, std::memory_order_release);
+    return Status::error(
+        RRT_ERR_PREPARED_INCOMPATIBLE,
+        format("the run's %u tasks need larger profiling collectors, and the active run in the "
+               "other pipeline slot is using them; finalize the active run, then prepare again",
+               tasks));
+  }
   auto run = std::make_unique<ProgramRun>();
   run->slot_ = slot;
   run->callable_id_ = callable_id;
@@ -247,6 +296,7 @@ Status Engine::run_prepare(std::int32_t callable_id, const RunArgsView &args,
   const HostApi api = context_.host_api(slot, slot, false);
   Status bound = bind(api, callable_id, record, args, &run->bound_);
   if (!bound.is_ok()) {
+    context_.end_host_staging(slot);
     slot_busy_[static_cast<std::size_t>(slot)].store(false, std::memory_order_release);
     return bound;
   }
@@ -309,14 +359,14 @@ Status Engine::run_finalize(ProgramRun &run) {
   }
   if (run.epoch_ == epoch_.load(std::memory_order_acquire) &&
       run.state_ != ProgramRun::State::kAbandoned) {
+    context_.end_host_staging(run.slot_);
     slot_busy_[static_cast<std::size_t>(run.slot_)].store(false, std::memory_order_release);
   }
   run.state_ = ProgramRun::State::kAbandoned;
   return waited;
 }
 
-Status Engine::kernel_launch(std::int32_t callable_id, const RunArgsView &args,
-                             Stream &caller) {
+Status Engine::kernel_launch(std::int32_t callable_id, const RunArgsView &args, Stream &caller) {
   RRT_RETURN_IF_ERROR(check_ready());
   if (!is_kernel()) {
     return Status::error(RRT_ERR_INVALID_STATE,
@@ -329,7 +379,9 @@ Status Engine::kernel_launch(std::int32_t callable_id, const RunArgsView &args,
 
   const std::lock_guard<std::mutex> lock(launch_mutex_);
   const HostApi api = context_.host_api(0, 0, true);
-  RRT_RETURN_IF_ERROR(bind(api, callable_id, record, args, &launch_scratch_));
+  Status bound = bind(api, callable_id, record, args, &launch_scratch_);
+  context_.end_host_staging(0);
+  RRT_RETURN_IF_ERROR(bound);
   const bool capturing = caller.is_capturing();
   if (!capturing) {
     serialize_before(caller);
@@ -361,6 +413,31 @@ Status Engine::replay(const Graph &graph, Stream &stream) {
   return replayed;
 }
 
+Status Engine::run_profile(const ProgramRun &run, LaunchProfile *out) const {
+  if (run.state_ != ProgramRun::State::kCompleted || run.captured_) {
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         "the run has not completed (wait for it before reading its profile)");
+  }
+  out->tasks.resize(run.callable_->tasks().size());
+  RRT_RETURN_IF_ERROR(context_.read_profile(run.slot_, &out->launch, out->tasks.data(),
+                                            static_cast<std::uint32_t>(out->tasks.size())));
+  out->tasks.resize(std::min<std::size_t>(out->tasks.size(), out->launch.tasks));
+  return Status::ok();
+}
+
+Status Engine::kernel_profile(LaunchProfile *out) const {
+  if (!is_kernel()) {
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         "the context is not in kernel mode (read a run's profile instead)");
+  }
+  LaunchRecord record{};
+  RRT_RETURN_IF_ERROR(context_.read_profile(0, &record, nullptr, 0));
+  out->tasks.resize(record.tasks);
+  RRT_RETURN_IF_ERROR(context_.read_profile(0, &out->launch, out->tasks.data(), record.tasks));
+  out->tasks.resize(std::min<std::size_t>(out->tasks.size(), out->launch.tasks));
+  return Status::ok();
+}
+
 void Engine::serialize_before(Stream &stream) {
   if (last_serialized_stream_ == &stream) {
     return;
@@ -379,6 +456,8 @@ void Engine::before_capture(Stream &stream) {
   }
 }
 
-void Engine::before_stream_destroy(Stream &stream) { before_capture(stream); }
+void Engine::before_stream_destroy(Stream &stream) {
+  before_capture(stream);
+}
 
 }  // namespace replayrt

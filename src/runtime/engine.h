@@ -22,6 +22,12 @@
 
 namespace replayrt {
 
+// What a profiled launch left behind: its device-wall record and per-task timings.
+struct LaunchProfile {
+  LaunchRecord launch{};
+  std::vector<TaskTiming> tasks;
+};
+
 class Engine;
 
 // One program-mode run: prepared into a pipeline slot (and the arena bank of the same index),
@@ -79,8 +85,10 @@ class Engine {
   Engine &operator=(Engine &&) = delete;
 
   Status program_init();
-  // `config` is structurally valid (struct size, nonzero generation).
-  Status kernel_init(const rrt_kernel_config_t &config);
+  // `context_generation` is nonzero. With profiling on, `profile_tasks` (> 0) fixes the
+  // collector shape now; 0 leaves the first allocation to the first prepared callable.
+  Status kernel_init(const rrt_capacity_plan_t &plan, std::uint64_t context_generation,
+                     std::uint32_t profile_tasks);
   // Waits for the engine's own stream, abandons prepared runs, drops every callable and
   // releases every context-owned buffer. The mode stays latched.
   Status finalize();
@@ -108,6 +116,11 @@ class Engine {
 
   Status kernel_launch(std::int32_t callable_id, const RunArgsView &args, Stream &caller);
 
+  // Profiling (RRT_ERR_INVALID_STATE when off): the profile of a completed program-mode run
+  // (before it is finalized), or of the most recent kernel-mode launch or replay.
+  Status run_profile(const ProgramRun &run, LaunchProfile *out) const;
+  Status kernel_profile(LaunchProfile *out) const;
+
   // Replays `graph` (captured on a stream of this engine's device) on `stream`.
   Status replay(const Graph &graph, Stream &stream);
 
@@ -123,8 +136,13 @@ class Engine {
   struct CallableRecord {
     std::shared_ptr<const Callable> callable;
     std::uint64_t generation = 0;
-    const void *resident_image = nullptr;
+    const void *resident_image = nullptr;      // kernel mode: image or definition
+    const void *resident_scheduler = nullptr;  // kernel mode, host-build: seed and state
   };
+
+  // Kernel mode: places the callable's image (device-build) or definition and scheduler seed
+  // (host-build) in the frozen capacity and uploads them.
+  Status place_resident(const Callable &callable, std::int32_t id, CallableRecord *record);
 
   Status find_callable(std::int32_t id, CallableRecord *out) const;
   Status bind(const HostApi &api, std::int32_t id, const CallableRecord &record,

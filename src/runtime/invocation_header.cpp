@@ -45,7 +45,8 @@ Status decode_invocation(const std::byte *bytes, std::size_t size, InvocationHea
   }
   const auto *words = reinterpret_cast<const std::uint64_t *>(bytes + sizeof(InvocationHeader));
   payload->image_address = words[0];
-  payload->profile_address = words[1];
+  payload->timings_address = words[1];
+  payload->wall_address = words[2];
   payload->tensor_addresses = {words + kPayloadFixedWords, tensors};
   payload->tensor_bytes = {words + kPayloadFixedWords + tensors, tensors};
   payload->scalars = {words + kPayloadFixedWords + 2 * tensors, scalars};

@@ -16,12 +16,12 @@ namespace replayrt {
 // validates it before it reads the payload and rejects nonzero reserved fields. Both sides are
 // built together, so there is no version negotiation.
 struct InvocationHeader {
-  std::uint32_t mode = 0;           // ExecutionMode of the issuing context
-  std::int32_t callable_id = 0;     // the prepared callable
-  std::uint64_t generation = 0;     // the callable's generation; checked against the image
-  std::uint64_t payload_bytes = 0;  // bytes that follow the header
-  std::int32_t tensor_count = 0;    // tensor parameters in the payload
-  std::int32_t scalar_count = 0;    // run scalars in the payload
+  std::uint32_t mode = 0;                   // ExecutionMode of the issuing context
+  std::int32_t callable_id = 0;             // the prepared callable
+  std::uint64_t generation = 0;             // the callable's generation; checked against the image
+  std::uint64_t payload_bytes = 0;          // bytes that follow the header
+  std::int32_t tensor_count = 0;            // tensor parameters in the payload
+  std::int32_t scalar_count = 0;            // run scalars in the payload
   std::int32_t host_copy_tensor_count = 0;  // reserved for host-only tensor copies; must be 0
   std::uint32_t reserved = 0;               // must be 0
 };
@@ -41,19 +41,21 @@ static_assert(offsetof(InvocationHeader, reserved) == 36);
 // The payload after the header, as 64-bit words:
 //   [0] image address: the task-graph image the device executes (in runtime_pool or the
 //       graph-definition store)
-//   [1] profiling records address (0: profiling off)
-//   [2 .. 2+T)       tensor addresses (device; staged HOST tensors point at their staging)
-//   [2+T .. 2+2T)    tensor byte sizes
-//   [2+2T .. 2+2T+S) scalars
+//   [1] task timing records (a DFX collector area; 0: profiling off)
+//   [2] the launch's device-wall record (0: profiling off)
+//   [3 .. 3+T)       tensor addresses (device; staged HOST tensors point at their staging)
+//   [3+T .. 3+2T)    tensor byte sizes
+//   [3+2T .. 3+2T+S) scalars
 struct InvocationPayloadView {
   std::uint64_t image_address = 0;
-  std::uint64_t profile_address = 0;
+  std::uint64_t timings_address = 0;
+  std::uint64_t wall_address = 0;
   std::span<const std::uint64_t> tensor_addresses;
   std::span<const std::uint64_t> tensor_bytes;
   std::span<const std::uint64_t> scalars;
 };
 
-inline constexpr std::size_t kPayloadFixedWords = 2;
+inline constexpr std::size_t kPayloadFixedWords = 3;
 
 constexpr std::size_t invocation_bytes(std::size_t tensors, std::size_t scalars) {
   return sizeof(InvocationHeader) + (kPayloadFixedWords + 2 * tensors + scalars) * 8;

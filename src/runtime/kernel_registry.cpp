@@ -33,9 +33,9 @@ Status KernelRegistry::add(KernelEntry entry, std::int32_t *out_id) {
   }
   const int id = count_.load(std::memory_order_relaxed);
   if (id >= kMaxKernels) {
-    return Status::error(RRT_ERR_INVALID_STATE,
-                         format("the context already holds the maximum of %d kernels",
-                                kMaxKernels));
+    return Status::error(
+        RRT_ERR_INVALID_STATE,
+        format("the context already holds the maximum of %d kernels", kMaxKernels));
   }
   ids_.emplace(entry.name, id);
   entries_[static_cast<std::size_t>(id)] = std::move(entry);

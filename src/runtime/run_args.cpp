@@ -4,13 +4,12 @@
 
 namespace replayrt {
 
-Status validate_run_args(const Callable &callable, const RunArgsView &args,
-                         const Device &device) {
+Status validate_run_args(const Callable &callable, const RunArgsView &args, const Device &device) {
   const auto params = callable.params();
   if (args.tensors.size() != params.size()) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT,
-                         format("the callable takes %zu tensors, the run passes %zu",
-                                params.size(), args.tensors.size()));
+                         format("the callable takes %zu tensors, the run passes %zu", params.size(),
+                                args.tensors.size()));
   }
   if (args.scalars.size() != callable.num_scalars()) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT,
@@ -20,9 +19,8 @@ Status validate_run_args(const Callable &callable, const RunArgsView &args,
   for (std::size_t i = 0; i < params.size(); ++i) {
     const rrt_tensor_arg_t &arg = args.tensors[i];
     if (arg.space != RRT_SPACE_HOST && arg.space != RRT_SPACE_DEVICE) {
-      return Status::error(RRT_ERR_INVALID_ARGUMENT,
-                           format("tensor %zu: unknown address space %d", i,
-                                  static_cast<int>(arg.space)));
+      return Status::error(RRT_ERR_INVALID_ARGUMENT, format("tensor %zu: unknown address space %d",
+                                                            i, static_cast<int>(arg.space)));
     }
     if (arg.addr == nullptr) {
       return Status::error(RRT_ERR_INVALID_ARGUMENT, format("tensor %zu: null address", i));

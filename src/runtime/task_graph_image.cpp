@@ -76,9 +76,9 @@ Status build_task_graph_image(const Callable &callable, const ImageBinding &bind
 
   for (std::size_t t = 0; t < tasks.size(); ++t) {
     const TaskPlan &plan = tasks[t];
-    const TaskRecord record{plan.kernel_id,      plan.first_operand,  plan.num_tensors,
-                            plan.num_scalars,    plan.first_successor, plan.num_successors,
-                            plan.num_predecessors, 0};
+    const TaskRecord record{
+        plan.kernel_id,       plan.first_operand,  plan.num_tensors,      plan.num_scalars,
+        plan.first_successor, plan.num_successors, plan.num_predecessors, 0};
     store(out, layout.tasks + t * sizeof(TaskRecord), record);
   }
   const auto intermediates = callable.intermediates();
@@ -114,7 +114,8 @@ Status build_task_graph_image(const Callable &callable, const ImageBinding &bind
   return Status::ok();
 }
 
-Status build_scheduler_seed(const Callable &callable, std::span<std::byte> out) {
+Status build_scheduler_seed(const Callable &callable, std::uint64_t generation,
+                            std::span<std::byte> out) {
   const auto tasks = callable.tasks();
   if (out.size() != scheduler_state_bytes(tasks.size())) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT, "scheduler seed buffer has the wrong size");
@@ -136,6 +137,7 @@ Status build_scheduler_seed(const Callable &callable, std::span<std::byte> out) 
   SchedulerStateHeader header{};
   header.next_push = roots;
   header.failed_task = -1;
+  header.generation = generation;
   store(out, 0, header);
   return Status::ok();
 }

@@ -37,11 +37,11 @@ struct TaskGraphHeader {
   std::uint32_t num_edges;
   std::uint64_t content_key;
   std::uint64_t image_bytes;
-  std::uint64_t tasks_offset;       // from the image start
+  std::uint64_t tasks_offset;  // from the image start
   std::uint64_t operands_offset;
   std::uint64_t successors_offset;
-  std::uint64_t scheduler_state;    // device address of the working state
-  std::uint64_t scheduler_seed;     // device address of a host-built seed; 0: derive it
+  std::uint64_t scheduler_state;  // device address of the working state
+  std::uint64_t scheduler_seed;   // device address of a host-built seed; 0: derive it
 };
 
 struct TaskRecord {
@@ -72,7 +72,7 @@ struct SchedulerStateHeader {
   std::uint32_t failed;
   std::int32_t failed_task;
   std::int32_t failed_code;
-  std::uint64_t reserved;
+  std::uint64_t generation;  // a seed's callable generation, checked against the image's
 };
 
 std::uint64_t task_graph_image_bytes(std::uint64_t tasks, std::uint64_t operands,
@@ -93,8 +93,10 @@ struct ImageBinding {
 Status build_task_graph_image(const Callable &callable, const ImageBinding &binding,
                               std::span<std::byte> out);
 
-// Writes the initial scheduler state of `callable` (counts and the ready roots) into `out`,
-// exactly scheduler_state_bytes(tasks) long: the seed a host-build bind uploads.
-Status build_scheduler_seed(const Callable &callable, std::span<std::byte> out);
+// Writes the initial scheduler state of `callable` (counts and the ready roots, tagged with
+// `generation`) into `out`, exactly scheduler_state_bytes(tasks) long: the seed a host-build
+// bind uploads.
+Status build_scheduler_seed(const Callable &callable, std::uint64_t generation,
+                            std::span<std::byte> out);
 
 }  // namespace replayrt

@@ -1,13 +1,13 @@
 // Capture once, replay many times, through the public C ABI only.
-#include <replayrt/replayrt.h>
-
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <cstring>
 #include <deque>
 #include <thread>
 #include <vector>
+
+#include <replayrt/replayrt.h>
+
+#include <gtest/gtest.h>
 
 namespace {
 
@@ -43,7 +43,8 @@ class AxpyCallable {
     intermediate_ = tensors_[0];
     scale_ops_[0] = {RRT_OPERAND_PARAM, 0};
     scale_ops_[1] = {RRT_OPERAND_INTERMEDIATE, 0};
-    scale_ops_[2] = {RRT_OPERAND_IMMEDIATE, static_cast<std::uint32_t>(rrt_scalar_from_f32(factor))};
+    scale_ops_[2] = {RRT_OPERAND_IMMEDIATE,
+                     static_cast<std::uint32_t>(rrt_scalar_from_f32(factor))};
     add_ops_[0] = {RRT_OPERAND_INTERMEDIATE, 0};
     add_ops_[1] = {RRT_OPERAND_PARAM, 0};
     add_ops_[2] = {RRT_OPERAND_PARAM, 1};
@@ -212,7 +213,8 @@ TEST_F(KernelModeTest, AReplayAfterARefusedGrowthIsStillCorrect) {
   const rrt_stats_t after = stats_of(ctx_);
   EXPECT_EQ(after.device_alloc_calls, before.device_alloc_calls);
   EXPECT_EQ(after.device_free_calls, before.device_free_calls);
-  EXPECT_EQ(after.refusals[RRT_GROWTH_ARENA_GM_HEAP], before.refusals[RRT_GROWTH_ARENA_GM_HEAP] + 1);
+  EXPECT_EQ(after.refusals[RRT_GROWTH_ARENA_GM_HEAP],
+            before.refusals[RRT_GROWTH_ARENA_GM_HEAP] + 1);
   for (int i = 0; i < 20; ++i) {
     write(in_, static_cast<float>(i) * 0.5F);
     ASSERT_EQ(rrt_graph_replay(graph, stream_), RRT_OK);

@@ -25,7 +25,7 @@ TEST_F(DeviceContextTest, CommitsTheCapacityPlanOnce) {
   plan.runtime_pool_bytes = 8 * kKiB;
   plan.retained_staging_bytes = 16 * kKiB;
   ASSERT_TRUE(context.latch().latch(ExecutionMode::kKernel).is_ok());
-  ASSERT_TRUE(context.commit_capacity_plan(plan).is_ok());
+  ASSERT_TRUE(context.commit_capacity_plan(plan, 0).is_ok());
   EXPECT_EQ(context.counters().device_alloc_calls.load(), 4u);
   EXPECT_EQ(context.region_stats(GrowthPoint::kArenaGmHeap).capacity, 64 * kKiB);
   EXPECT_EQ(context.region_stats(GrowthPoint::kRetainedStaging).capacity, 16 * kKiB);
@@ -36,8 +36,8 @@ TEST_F(DeviceContextTest, CommitsTheCapacityPlanOnce) {
 }
 
 TEST_F(DeviceContextTest, RefusalsAreCountedByGrowthPoint) {
-  ASSERT_TRUE(context.setup_static_arena(kKernel, 0, BankRequest{4 * kKiB, 4 * kKiB, 4 * kKiB})
-                  .is_ok());
+  ASSERT_TRUE(
+      context.setup_static_arena(kKernel, 0, BankRequest{4 * kKiB, 4 * kKiB, 4 * kKiB}).is_ok());
   const Status refused =
       context.setup_static_arena(kKernel, 0, BankRequest{8 * kKiB, 4 * kKiB, 4 * kKiB});
   EXPECT_EQ(refused.growth_point(), GrowthPoint::kArenaGmHeap);
@@ -60,21 +60,21 @@ TEST_F(DeviceContextTest, RuntimeAllocationDuringAKernelLaunchIsRefused) {
   // Outside a launch, and in program mode, the allocation is taken.
   ASSERT_TRUE(context.device_malloc(kKernel, 4096, &ptr).is_ok());
   ASSERT_TRUE(context.device_free(ptr).is_ok());
-  ASSERT_TRUE(context.device_malloc(GrowthContext{ExecutionMode::kProgram, true}, 4096, &ptr)
-                  .is_ok());
+  ASSERT_TRUE(
+      context.device_malloc(GrowthContext{ExecutionMode::kProgram, true}, 4096, &ptr).is_ok());
   ASSERT_TRUE(context.device_free(ptr).is_ok());
   EXPECT_EQ(context.counters().live_bytes.load(), 0u);
 }
 
 TEST_F(DeviceContextTest, TheBankImageIsInvalidatedExactlyWhenItsBasesChange) {
-  ASSERT_TRUE(context.setup_static_arena(kProgram, 1, BankRequest{4 * kKiB, 4 * kKiB, 4 * kKiB})
-                  .is_ok());
+  ASSERT_TRUE(
+      context.setup_static_arena(kProgram, 1, BankRequest{4 * kKiB, 4 * kKiB, 4 * kKiB}).is_ok());
   context.store_prebuilt_image({.bank = 1, .bases = context.pooled_bases(1), .content_key = 5});
   PrebuiltImageCache::Entry entry;
   ASSERT_TRUE(context.lookup_prebuilt_image(1, 5, &entry));
   // Same sizes: nothing moves, the image stays.
-  ASSERT_TRUE(context.setup_static_arena(kProgram, 1, BankRequest{4 * kKiB, 4 * kKiB, 4 * kKiB})
-                  .is_ok());
+  ASSERT_TRUE(
+      context.setup_static_arena(kProgram, 1, BankRequest{4 * kKiB, 4 * kKiB, 4 * kKiB}).is_ok());
   EXPECT_TRUE(context.lookup_prebuilt_image(1, 5, &entry));
   // A failed growth changes nothing either.
   rig.faults.fail_nth_allocation(1);
@@ -83,8 +83,8 @@ TEST_F(DeviceContextTest, TheBankImageIsInvalidatedExactlyWhenItsBasesChange) {
       RRT_ERR_OUT_OF_MEMORY);
   EXPECT_TRUE(context.lookup_prebuilt_image(1, 5, &entry));
   // A growth re-bases gm_heap: the image baked the old base and is dropped.
-  ASSERT_TRUE(context.setup_static_arena(kProgram, 1, BankRequest{8 * kKiB, 4 * kKiB, 4 * kKiB})
-                  .is_ok());
+  ASSERT_TRUE(
+      context.setup_static_arena(kProgram, 1, BankRequest{8 * kKiB, 4 * kKiB, 4 * kKiB}).is_ok());
   EXPECT_FALSE(context.lookup_prebuilt_image(1, 5, &entry));
   EXPECT_EQ(context.region_stats(GrowthPoint::kArenaGmHeap).base_changes, 1u);
 }
@@ -95,7 +95,7 @@ TEST_F(DeviceContextTest, ResidentImagesAppendUntilTheFrozenPoolIsFull) {
   plan.gm_heap_bytes = 4 * kKiB;
   plan.gm_sm_bytes = kKiB;
   plan.runtime_pool_bytes = 4 * kKiB;
-  ASSERT_TRUE(context.commit_capacity_plan(plan).is_ok());
+  ASSERT_TRUE(context.commit_capacity_plan(plan, 0).is_ok());
   void *first = nullptr;
   void *second = nullptr;
   ASSERT_TRUE(context.place_resident_image(kKernel, 0, 0, 1500, &first).is_ok());
@@ -117,8 +117,8 @@ TEST_F(DeviceContextTest, ResidentImagesAppendUntilTheFrozenPoolIsFull) {
 }
 
 TEST_F(DeviceContextTest, ReleaseAllFreesEverything) {
-  ASSERT_TRUE(context.setup_static_arena(kProgram, 0, BankRequest{4 * kKiB, 4 * kKiB, 4 * kKiB})
-                  .is_ok());
+  ASSERT_TRUE(
+      context.setup_static_arena(kProgram, 0, BankRequest{4 * kKiB, 4 * kKiB, 4 * kKiB}).is_ok());
   ASSERT_TRUE(context.retained_begin(kProgram, 1, kKiB).is_ok());
   context.release_all();
   EXPECT_EQ(context.counters().live_bytes.load(), 0u);

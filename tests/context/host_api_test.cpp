@@ -18,7 +18,9 @@ Status fake_retained_begin(void *runner, GrowthContext growth, int, std::uint64_
   return Status::ok();
 }
 
-bool fake_is_kernel(void *runner) { return static_cast<FakeRunner *>(runner)->kernel; }
+bool fake_is_kernel(void *runner) {
+  return static_cast<FakeRunner *>(runner)->kernel;
+}
 
 TEST(HostApiTest, ATableWithoutIsKernelModeReadsAsProgramMode) {
   // Built with designated initializers, as test fakes are: the last entry is left out.

@@ -1,8 +1,8 @@
 #include "runtime/callable.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "support/callable_builder.h"
 
@@ -19,7 +19,9 @@ using testing::scalar;
 
 class CallableTest : public ::testing::Test {
  protected:
-  Status create(CallableBuilder &builder) { return Callable::create(builder.desc(), kernels_, &callable_); }
+  Status create(CallableBuilder &builder) {
+    return Callable::create(builder.desc(), kernels_, &callable_);
+  }
 
   void expect_invalid(CallableBuilder &builder, const std::string &fragment) {
     const Status status = create(builder);
@@ -78,10 +80,10 @@ TEST_F(CallableTest, IndependentTasksFanOut) {
 TEST_F(CallableTest, WriterWaitsForEveryEarlierReader) {
   CallableBuilder b;
   b.param(f32({16})).intermediate(f32({16})).intermediate(f32({16})).intermediate(f32({16}));
-  b.task(testing::kCopy, {param(0), inter(0)});           // 0 writes t0
-  b.task(testing::kCopy, {inter(0), inter(1)});           // 1 reads t0
-  b.task(testing::kCopy, {inter(0), inter(2)});           // 2 reads t0
-  b.task(testing::kFill, {inter(0), imm_f32(0.0F)});      // 3 overwrites t0: after 1 and 2
+  b.task(testing::kCopy, {param(0), inter(0)});       // 0 writes t0
+  b.task(testing::kCopy, {inter(0), inter(1)});       // 1 reads t0
+  b.task(testing::kCopy, {inter(0), inter(2)});       // 2 reads t0
+  b.task(testing::kFill, {inter(0), imm_f32(0.0F)});  // 3 overwrites t0: after 1 and 2
   ASSERT_TRUE(create(b).is_ok());
   const TaskPlan &overwrite = callable_->tasks()[3];
   EXPECT_EQ(overwrite.num_predecessors, 3u);  // writer 0 and readers 1, 2
@@ -138,10 +140,10 @@ TEST_F(CallableTest, SizingAcceptsUnregisteredKernelsAsUserKernels) {
   CallableBuilder negative;
   negative.param(f32({4}, RRT_DIR_INOUT));
   negative.task(-1, {param(0)});
-  EXPECT_EQ(Callable::create(negative.desc(), kernels_, &sized,
-                             Callable::UnknownKernels::kAsUserKernels)
-                .code(),
-            RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      Callable::create(negative.desc(), kernels_, &sized, Callable::UnknownKernels::kAsUserKernels)
+          .code(),
+      RRT_ERR_INVALID_ARGUMENT);
 }
 
 TEST_F(CallableTest, RejectsOutOfRangeReferences) {

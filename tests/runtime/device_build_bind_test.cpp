@@ -1,67 +1,25 @@
 #include "runtime/device_build_bind.h"
 
-#include <gtest/gtest.h>
-
 #include <memory>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "context/device_context.h"
 #include "runtime/task_graph_image.h"
 #include "support/callable_builder.h"
+#include "support/counting_host_api.h"
 #include "support/device_rig.h"
 
 namespace replayrt {
 namespace {
 
 using testing::CallableBuilder;
+using testing::counting_ops;
+using testing::CountingRunner;
 using testing::f32;
 using testing::inter;
 using testing::param;
-
-// Forwards to a real DeviceContext and counts the arena calls a bind makes.
-struct CountingRunner {
-  DeviceContext *context = nullptr;
-  int arena_calls = 0;
-  int uploads = 0;
-};
-
-HostApiOps counting_ops() {
-  HostApiOps ops = DeviceContext::host_api_ops();
-  ops.setup_static_arena = [](void *runner, GrowthContext growth, int bank,
-                              const BankRequest &request) {
-    auto *counting = static_cast<CountingRunner *>(runner);
-    ++counting->arena_calls;
-    return counting->context->setup_static_arena(growth, bank, request);
-  };
-  ops.copy_to_device = [](void *runner, void *dst, const void *src, std::size_t bytes) {
-    auto *counting = static_cast<CountingRunner *>(runner);
-    ++counting->uploads;
-    return counting->context->device().copy_host_to_device(dst, src, bytes);
-  };
-  ops.retained_begin = [](void *runner, GrowthContext growth, int slot, std::uint64_t required) {
-    return static_cast<CountingRunner *>(runner)->context->retained_begin(growth, slot, required);
-  };
-  ops.retained_acquire = [](void *runner, int slot, std::uint64_t bytes) {
-    return static_cast<CountingRunner *>(runner)->context->retained_acquire(slot, bytes);
-  };
-  ops.pooled_bases = [](void *runner, int bank) {
-    return static_cast<CountingRunner *>(runner)->context->pooled_bases(bank);
-  };
-  ops.pooled_sizes = [](void *runner, int bank) {
-    return static_cast<CountingRunner *>(runner)->context->pooled_sizes(bank);
-  };
-  ops.lookup_prebuilt_image = [](void *runner, int bank, std::uint64_t key,
-                                 PrebuiltImageCache::Entry *out) {
-    return static_cast<CountingRunner *>(runner)->context->lookup_prebuilt_image(bank, key, out);
-  };
-  ops.store_prebuilt_image = [](void *runner, const PrebuiltImageCache::Entry &entry) {
-    static_cast<CountingRunner *>(runner)->context->store_prebuilt_image(entry);
-  };
-  ops.is_kernel_mode = [](void *runner) {
-    return static_cast<CountingRunner *>(runner)->context->latch().is_kernel();
-  };
-  return ops;
-}
 
 class DeviceBuildBindTest : public ::testing::Test {
  protected:
@@ -100,9 +58,8 @@ class DeviceBuildBindTest : public ::testing::Test {
 TEST_F(DeviceBuildBindTest, StagesHostTensorsByDirectionAndPassesDeviceTensorsThrough) {
   make_callable();
   void *device_in = rig_.device.allocate(64);
-  std::vector<rrt_tensor_arg_t> tensors = {{device_in, 64, RRT_SPACE_DEVICE},
-                                           {inout_, 64, RRT_SPACE_HOST},
-                                           {out_, 64, RRT_SPACE_HOST}};
+  std::vector<rrt_tensor_arg_t> tensors = {
+      {device_in, 64, RRT_SPACE_DEVICE}, {inout_, 64, RRT_SPACE_HOST}, {out_, 64, RRT_SPACE_HOST}};
   BoundRun bound;
   const HostApi api(&ops_, &runner_, 0, 0, false);
   ASSERT_TRUE(bind_device_build(api, request(tensors), &bound).is_ok());
@@ -148,10 +105,11 @@ TEST_F(DeviceBuildBindTest, KernelModeBindsTheResidentImageWithoutArenaCallsOrUp
   plan.gm_sm_bytes = callable_->requirements().scheduler_state;
   plan.runtime_pool_bytes = 4096;
   plan.retained_staging_bytes = 3 * 1024;
-  ASSERT_TRUE(context_.commit_capacity_plan(plan).is_ok());
+  ASSERT_TRUE(context_.commit_capacity_plan(plan, 0).is_ok());
   void *image = nullptr;
-  ASSERT_TRUE(context_.place_resident_image(GrowthContext{ExecutionMode::kKernel, false}, 0, 0,
-                                            callable_->requirements().image, &image)
+  ASSERT_TRUE(context_
+                  .place_resident_image(GrowthContext{ExecutionMode::kKernel, false}, 0, 0,
+                                        callable_->requirements().image, &image)
                   .is_ok());
   std::vector<rrt_tensor_arg_t> tensors = {
       {in_, 64, RRT_SPACE_HOST}, {inout_, 64, RRT_SPACE_HOST}, {out_, 64, RRT_SPACE_HOST}};
@@ -173,7 +131,7 @@ TEST_F(DeviceBuildBindTest, KernelModeStagingBeyondThePlanIsRefusedBeforeAnythin
   ASSERT_TRUE(context_.latch().latch(ExecutionMode::kKernel).is_ok());
   rrt_capacity_plan_t plan{};
   plan.retained_staging_bytes = 2 * 1024;
-  ASSERT_TRUE(context_.commit_capacity_plan(plan).is_ok());
+  ASSERT_TRUE(context_.commit_capacity_plan(plan, 0).is_ok());
   const RegionStats held = context_.region_stats(GrowthPoint::kRetainedStaging);
   std::vector<rrt_tensor_arg_t> tensors = {
       {in_, 64, RRT_SPACE_HOST}, {inout_, 64, RRT_SPACE_HOST}, {out_, 64, RRT_SPACE_HOST}};

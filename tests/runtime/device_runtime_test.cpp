@@ -1,10 +1,10 @@
 #include "runtime/device/device_runtime.h"
 
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <memory>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "platform/sim/sim_device.h"
 #include "runtime/callable.h"
@@ -45,14 +45,14 @@ class DeviceRuntimeTest : public ::testing::Test {
     void *seed = nullptr;
     if (host_seed) {
       std::vector<std::byte> host(needs.scheduler_state);
-      ASSERT_TRUE(build_scheduler_seed(*callable_, host).is_ok());
+      ASSERT_TRUE(build_scheduler_seed(*callable_, 11, host).is_ok());
       seed = device_alloc(needs.scheduler_state);
       ASSERT_TRUE(device_.copy_host_to_device(seed, host.data(), host.size()).is_ok());
     }
     image_ = device_alloc(needs.image);
     std::vector<std::byte> host(needs.image);
-    ASSERT_TRUE(build_task_graph_image(*callable_, ImageBinding{3, 11, heap_, state_, seed}, host)
-                    .is_ok());
+    ASSERT_TRUE(
+        build_task_graph_image(*callable_, ImageBinding{3, 11, heap_, state_, seed}, host).is_ok());
     ASSERT_TRUE(device_.copy_host_to_device(image_, host.data(), host.size()).is_ok());
   }
 
@@ -91,8 +91,8 @@ TEST_F(DeviceRuntimeTest, RunsAChainFromDeviceMemory) {
   std::vector<float> in = {1, 2, 3, 4, 5, 6, 7, 8};
   std::vector<float> out(8, -1.0F);
   DeviceRuntime runtime(kernels_, 1);
-  ASSERT_TRUE(run({{in.data(), 32, RRT_SPACE_HOST}, {out.data(), 32, RRT_SPACE_HOST}}, runtime)
-                  .is_ok());
+  ASSERT_TRUE(
+      run({{in.data(), 32, RRT_SPACE_HOST}, {out.data(), 32, RRT_SPACE_HOST}}, runtime).is_ok());
   for (std::size_t i = 0; i < 8; ++i) {
     EXPECT_FLOAT_EQ(out[i], 4.0F * in[i]);
   }
@@ -131,7 +131,9 @@ TEST_F(DeviceRuntimeTest, WorkerCountDoesNotChangeResults) {
   }
 }
 
-int fail_with_seven(const rrt_kernel_args_t *, void *) { return 7; }
+int fail_with_seven(const rrt_kernel_args_t *, void *) {
+  return 7;
+}
 
 TEST_F(DeviceRuntimeTest, AKernelFailureNamesTheTaskAndSkipsItsDependents) {
   std::int32_t failing = -1;

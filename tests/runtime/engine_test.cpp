@@ -1,10 +1,10 @@
 // White-box tests of the engine over a counted (and fault-injectable) simulated device.
 #include "runtime/engine.h"
 
-#include <gtest/gtest.h>
-
 #include <memory>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "platform/fault_injecting_device.h"
 #include "platform/sim/sim_device.h"
@@ -18,6 +18,10 @@ using testing::f32;
 using testing::imm_f32;
 using testing::inter;
 using testing::param;
+
+Status kernel_init(Engine &engine, const rrt_kernel_config_t &config) {
+  return engine.kernel_init(config.capacity, config.context_generation, 0);
+}
 
 // Owns a SimDevice and hands the engine a fault-injecting view of it, so tests can read the
 // backend's own counters and make allocations fail.
@@ -60,7 +64,7 @@ class EngineTest : public ::testing::Test {
 };
 
 TEST_F(EngineTest, KernelLaunchesAndReplaysMakeNoDeviceAllocationOrFree) {
-  ASSERT_TRUE(engine_->kernel_init(plan_for(256, 2048)).is_ok());
+  ASSERT_TRUE(kernel_init(*engine_, plan_for(256, 2048)).is_ok());
   const std::int32_t id = prepare_doubling(256);
   std::vector<float> in(256, 1.5F);
   std::vector<float> out(256, 0.0F);
@@ -96,7 +100,7 @@ TEST_F(EngineTest, KernelLaunchesAndReplaysMakeNoDeviceAllocationOrFree) {
 }
 
 TEST_F(EngineTest, LaunchNeedingMoreStagingThanPlannedIsRefusedAndChangesNothing) {
-  ASSERT_TRUE(engine_->kernel_init(plan_for(256, 1024)).is_ok());
+  ASSERT_TRUE(kernel_init(*engine_, plan_for(256, 1024)).is_ok());
   const std::int32_t id = prepare_doubling(256);
   std::unique_ptr<Stream> stream;
   ASSERT_TRUE(sim_.create_stream(&stream).is_ok());
@@ -139,7 +143,7 @@ TEST_F(EngineTest, LaunchNeedingMoreStagingThanPlannedIsRefusedAndChangesNothing
 }
 
 TEST_F(EngineTest, StagingThatWasNeverPlannedIsALaunchAllocationRefusal) {
-  ASSERT_TRUE(engine_->kernel_init(plan_for(256, 0)).is_ok());
+  ASSERT_TRUE(kernel_init(*engine_, plan_for(256, 0)).is_ok());
   const std::int32_t id = prepare_doubling(256);
   std::unique_ptr<Stream> stream;
   ASSERT_TRUE(sim_.create_stream(&stream).is_ok());
@@ -156,7 +160,7 @@ TEST_F(EngineTest, StagingThatWasNeverPlannedIsALaunchAllocationRefusal) {
 
 TEST_F(EngineTest, AFailureAfterTheKernelLatchPoisonsTheContext) {
   faults_->fail_nth_allocation(2);
-  const Status failed = engine_->kernel_init(plan_for(256, 1024));
+  const Status failed = kernel_init(*engine_, plan_for(256, 1024));
   EXPECT_EQ(failed.code(), RRT_ERR_OUT_OF_MEMORY);
   EXPECT_TRUE(engine_->context().latch().is_kernel());
   EXPECT_EQ(engine_->check_ready().code(), RRT_ERR_INVALID_STATE);
@@ -165,7 +169,7 @@ TEST_F(EngineTest, AFailureAfterTheKernelLatchPoisonsTheContext) {
   CallableBuilder b;
   b.param(f32({4}, RRT_DIR_INOUT)).task(testing::kFill, {param(0), imm_f32(0.0F)});
   EXPECT_EQ(engine_->prepare_callable(b.desc(), &id).code(), RRT_ERR_INVALID_STATE);
-  EXPECT_EQ(engine_->kernel_init(plan_for(256, 1024)).code(), RRT_ERR_INVALID_STATE);
+  EXPECT_EQ(kernel_init(*engine_, plan_for(256, 1024)).code(), RRT_ERR_INVALID_STATE);
   EXPECT_EQ(engine_->program_init().code(), RRT_ERR_INVALID_STATE);
   EXPECT_TRUE(engine_->finalize().is_ok());
   EXPECT_EQ(engine_->context().counters().live_bytes.load(), 0u);
@@ -173,11 +177,11 @@ TEST_F(EngineTest, AFailureAfterTheKernelLatchPoisonsTheContext) {
 
 TEST_F(EngineTest, ARejectedKernelInitLeavesAReusableContext) {
   rrt_kernel_config_t config = plan_for(256, 1024);
-  ASSERT_TRUE(engine_->kernel_init(config).is_ok());
+  ASSERT_TRUE(kernel_init(*engine_, config).is_ok());
   // The same generation again, on a fresh engine: rejected before latching.
   std::unique_ptr<Engine> other;
   ASSERT_TRUE(Engine::create(std::make_unique<sim::SimDevice>(), 1, &other).is_ok());
-  EXPECT_EQ(other->kernel_init(config).code(), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(kernel_init(*other, config).code(), RRT_ERR_INVALID_ARGUMENT);
   EXPECT_FALSE(other->context().latch().is_latched());
   EXPECT_TRUE(other->program_init().is_ok());
 }

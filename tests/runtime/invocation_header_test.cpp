@@ -1,12 +1,12 @@
 #include "runtime/invocation_header.h"
 
-#include <gtest/gtest.h>
-
-#include "common/execution_mode.h"
-
 #include <array>
 #include <cstring>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include "common/execution_mode.h"
 
 namespace replayrt {
 namespace {
@@ -31,8 +31,8 @@ TEST(InvocationHeaderTest, LayoutIsPinned) {
   EXPECT_EQ(sizeof(InvocationHeader), 40u);
   EXPECT_EQ(offsetof(InvocationHeader, generation), 8u);
   EXPECT_EQ(offsetof(InvocationHeader, host_copy_tensor_count), 32u);
-  EXPECT_EQ(invocation_bytes(0, 0), 40u + 16u);
-  EXPECT_EQ(invocation_bytes(3, 2), 40u + 8u * (2 + 6 + 2));
+  EXPECT_EQ(invocation_bytes(0, 0), 40u + 24u);
+  EXPECT_EQ(invocation_bytes(3, 2), 40u + 8u * (3 + 6 + 2));
 }
 
 TEST(InvocationHeaderTest, AnAllZeroHeaderReadsAsProgramWithZeroCounts) {
@@ -52,13 +52,14 @@ TEST(InvocationHeaderTest, RoundTripsEveryFieldAndThePayload) {
   header.callable_id = 7;
   header.generation = 0x1122334455667788ULL;
   std::vector<std::uint64_t> words = blob(2, 1, header);
-  words[5] = 0xAAAA;   // image
-  words[6] = 0xBBBB;   // profile
-  words[7] = 0x1000;   // tensor 0
-  words[8] = 0x2000;   // tensor 1
-  words[9] = 64;       // bytes 0
-  words[10] = 128;     // bytes 1
-  words[11] = 99;      // scalar 0
+  words[5] = 0xAAAA;  // image
+  words[6] = 0xBBBB;  // task timings
+  words[7] = 0xCCCC;  // device-wall record
+  words[8] = 0x1000;  // tensor 0
+  words[9] = 0x2000;  // tensor 1
+  words[10] = 64;     // bytes 0
+  words[11] = 128;    // bytes 1
+  words[12] = 99;     // scalar 0
   InvocationHeader decoded;
   InvocationPayloadView payload;
   ASSERT_TRUE(decode(words, &decoded, &payload).is_ok());
@@ -66,7 +67,8 @@ TEST(InvocationHeaderTest, RoundTripsEveryFieldAndThePayload) {
   EXPECT_EQ(decoded.callable_id, 7);
   EXPECT_EQ(decoded.generation, header.generation);
   EXPECT_EQ(payload.image_address, 0xAAAAu);
-  EXPECT_EQ(payload.profile_address, 0xBBBBu);
+  EXPECT_EQ(payload.timings_address, 0xBBBBu);
+  EXPECT_EQ(payload.wall_address, 0xCCCCu);
   ASSERT_EQ(payload.tensor_addresses.size(), 2u);
   EXPECT_EQ(payload.tensor_addresses[1], 0x2000u);
   EXPECT_EQ(payload.tensor_bytes[1], 128u);

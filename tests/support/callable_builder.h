@@ -23,10 +23,18 @@ inline rrt_tensor_desc_t f32(std::initializer_list<std::uint64_t> shape,
   return desc;
 }
 
-inline rrt_operand_t param(std::uint32_t index) { return {RRT_OPERAND_PARAM, index}; }
-inline rrt_operand_t inter(std::uint32_t index) { return {RRT_OPERAND_INTERMEDIATE, index}; }
-inline rrt_operand_t scalar(std::uint32_t index) { return {RRT_OPERAND_SCALAR, index}; }
-inline rrt_operand_t imm(std::uint32_t value) { return {RRT_OPERAND_IMMEDIATE, value}; }
+inline rrt_operand_t param(std::uint32_t index) {
+  return {RRT_OPERAND_PARAM, index};
+}
+inline rrt_operand_t inter(std::uint32_t index) {
+  return {RRT_OPERAND_INTERMEDIATE, index};
+}
+inline rrt_operand_t scalar(std::uint32_t index) {
+  return {RRT_OPERAND_SCALAR, index};
+}
+inline rrt_operand_t imm(std::uint32_t value) {
+  return {RRT_OPERAND_IMMEDIATE, value};
+}
 inline rrt_operand_t imm_f32(float value) {
   return {RRT_OPERAND_IMMEDIATE, static_cast<std::uint32_t>(rrt_scalar_from_f32(value))};
 }

@@ -98,8 +98,8 @@ struct Execution {
       }
     }
     const KernelEntry &kernel = kernels->entry(task.kernel_id);
-    const rrt_kernel_args_t args{task.num_tensors, addresses.data(), sizes.data(),
-                                 task.num_scalars, scalars.data()};
+    const rrt_kernel_args_t args{task.num_tensors, addresses.data(), sizes.data(), task.num_scalars,
+                                 scalars.data()};
     const std::uint64_t start = timings != nullptr ? now_ns() : 0;
     const int code = kernel.fn(&args, kernel.user);
     if (timings != nullptr) {
@@ -130,8 +130,8 @@ struct Execution {
       const TaskRecord &task = tasks[t];
       for (std::uint32_t s = 0; s < task.num_successors; ++s) {
         const std::uint32_t next = successors[task.first_successor + s];
-        if (std::atomic_ref<std::uint32_t>(remaining[next]).fetch_sub(
-                1, std::memory_order_acq_rel) == 1) {
+        if (std::atomic_ref<std::uint32_t>(remaining[next])
+                .fetch_sub(1, std::memory_order_acq_rel) == 1) {
           push(next);
         }
       }
@@ -178,19 +178,20 @@ Status DeviceRuntime::execute(const std::byte *invocation, std::size_t bytes) {
         static_cast<const void *>(image), image->magic));
   }
   if (image->callable_id != header.callable_id || image->generation != header.generation) {
-    return device_failure(format(
-        "the image at %p holds callable %d generation %llu, the launch expects callable %d "
-        "generation %llu: the image was replaced after the launch was encoded",
-        static_cast<const void *>(image), image->callable_id,
-        static_cast<unsigned long long>(image->generation), header.callable_id,
-        static_cast<unsigned long long>(header.generation)));
+    return device_failure(
+        format("the image at %p holds callable %d generation %llu, the launch expects callable %d "
+               "generation %llu: the image was replaced after the launch was encoded",
+               static_cast<const void *>(image), image->callable_id,
+               static_cast<unsigned long long>(image->generation), header.callable_id,
+               static_cast<unsigned long long>(header.generation)));
   }
   if (static_cast<std::uint32_t>(header.tensor_count) != image->num_params ||
       static_cast<std::uint32_t>(header.scalar_count) != image->num_scalars) {
-    return device_failure(format("callable %d expects %u tensors and %u scalars, the "
-                                 "invocation carries %d and %d",
-                                 image->callable_id, image->num_params, image->num_scalars,
-                                 header.tensor_count, header.scalar_count));
+    return device_failure(
+        format("callable %d expects %u tensors and %u scalars, the "
+               "invocation carries %d and %d",
+               image->callable_id, image->num_params, image->num_scalars, header.tensor_count,
+               header.scalar_count));
   }
   const auto *base = reinterpret_cast<const std::byte *>(image);
   run.kernels = &kernels_;
@@ -198,7 +199,9 @@ Status DeviceRuntime::execute(const std::byte *invocation, std::size_t bytes) {
   run.tasks = reinterpret_cast<const TaskRecord *>(base + image->tasks_offset);
   run.operands = reinterpret_cast<const OperandRecord *>(base + image->operands_offset);
   run.successors = reinterpret_cast<const std::uint32_t *>(base + image->successors_offset);
-  run.timings = reinterpret_cast<TaskTiming *>(run.payload.profile_address);
+  run.timings = reinterpret_cast<TaskTiming *>(run.payload.timings_address);
+  auto *wall = reinterpret_cast<LaunchRecord *>(run.payload.wall_address);
+  const std::uint64_t launch_start = wall != nullptr ? now_ns() : 0;
 
   auto *state_bytes = reinterpret_cast<std::byte *>(image->scheduler_state);
   if (state_bytes == nullptr) {
@@ -211,8 +214,16 @@ Status DeviceRuntime::execute(const std::byte *invocation, std::size_t bytes) {
   if (image->scheduler_seed != 0) {
     std::memcpy(state_bytes, reinterpret_cast<const void *>(image->scheduler_seed),
                 scheduler_state_bytes(num_tasks));
+    if (run.state->generation != image->generation) {
+      return device_failure(format(
+          "the scheduler seed at %p belongs to generation %llu, the image to %llu: the seed was "
+          "replaced after the launch was encoded",
+          reinterpret_cast<const void *>(image->scheduler_seed),
+          static_cast<unsigned long long>(run.state->generation),
+          static_cast<unsigned long long>(image->generation)));
+    }
   } else {
-    *run.state = SchedulerStateHeader{0, 0, 0, 0, -1, 0, 0};
+    *run.state = SchedulerStateHeader{0, 0, 0, 0, -1, 0, image->generation};
     std::uint32_t roots = 0;
     for (std::uint32_t t = 0; t < num_tasks; ++t) {
       run.remaining[t] = run.tasks[t].num_predecessors;
@@ -226,14 +237,21 @@ Status DeviceRuntime::execute(const std::byte *invocation, std::size_t bytes) {
     run.state->next_push = roots;
   }
 
-  pool_.run(&Execution::work_entry, &run);
+  const unsigned workers = pool_.run(&Execution::work_entry, &run);
+  if (wall != nullptr) {
+    wall->start_ns = launch_start;
+    wall->end_ns = now_ns();
+    wall->tasks = num_tasks;
+    wall->workers = workers;
+    ++wall->launches;
+  }
 
   if (run.state->failed != 0) {
     const std::int32_t task = run.state->failed_task;
     const std::int32_t kernel_id =
         task >= 0 && static_cast<std::uint32_t>(task) < num_tasks ? run.tasks[task].kernel_id : -1;
-    const char *name = kernels_.contains(kernel_id) ? kernels_.entry(kernel_id).name.c_str()
-                                                    : "<unknown>";
+    const char *name =
+        kernels_.contains(kernel_id) ? kernels_.entry(kernel_id).name.c_str() : "<unknown>";
     return device_failure(format("callable %d task %d (kernel '%s') failed with code %d",
                                  image->callable_id, task, name, run.state->failed_code));
   }

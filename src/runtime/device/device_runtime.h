@@ -6,20 +6,12 @@
 #include <cstddef>
 
 #include "common/status.h"
+#include "memory/dfx_collectors.h"
 #include "platform/device.h"
 #include "runtime/device/worker_pool.h"
 #include "runtime/kernel_registry.h"
 
 namespace replayrt {
-
-// Per-task timing written by the device when an invocation carries a profile address: one
-// record per task, indexed by task.
-struct TaskTiming {
-  std::uint64_t start_ns;
-  std::uint64_t end_ns;
-  std::uint32_t task;
-  std::uint32_t worker;
-};
 
 // Execution of one invocation:
 //   1. decode and check the invocation header (reserved fields zero, no host-only copies,
@@ -31,6 +23,8 @@ struct TaskTiming {
 //   4. run every task once its predecessors completed, on up to 1 + helpers workers;
 //   5. report the first kernel failure as RRT_ERR_KERNEL_FAILED naming the callable, the task
 //      and the kernel; later tasks are skipped.
+// When the invocation carries profiling addresses, every executed task writes its TaskTiming
+// there and the launch writes its LaunchRecord to the device-wall record.
 // Thread safety: entry() may run concurrently for invocations whose scheduler states differ.
 class DeviceRuntime {
  public:

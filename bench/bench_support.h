@@ -1,0 +1,197 @@
+// What the benchmark programs share: failing fast on a C ABI error, contexts, callable
+// descriptors, the two benchmark kernels and periodic synchronization outside the timed region.
+#pragma once
+
+#include <replayrt/replayrt.h>
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <initializer_list>
+#include <vector>
+
+namespace replayrt::bench {
+
+// Ends the program when `status` is not RRT_OK: a benchmark that timed a failing call would
+// report a number that means nothing.
+inline void check(rrt_status_t status, const char *what) {
+  if (status == RRT_OK) {
+    return;
+  }
+  rrt_error_detail_t detail{};
+  rrt_last_error(&detail);
+  std::fprintf(stderr, "benchmark setup: %s failed: %s\n  %s\n", what, rrt_status_name(status),
+               detail.message);
+  std::exit(1);
+}
+
+// A simulator context with `workers` device workers, not yet initialized.
+inline rrt_context_t make_context(unsigned workers) {
+  rrt_context_options_t options{};
+  options.struct_size = sizeof options;
+  options.platform = RRT_PLATFORM_SIM;
+  options.device_workers = workers;
+  rrt_context_t ctx = nullptr;
+  check(rrt_context_create(&options, &ctx), "rrt_context_create");
+  return ctx;
+}
+
+// Kernel-mode context generations are process-unique; every kernel init takes the next one.
+inline std::uint64_t next_context_generation() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Latches KERNEL with a capacity plan that fits `desc` exactly.
+inline void kernel_init_for(rrt_context_t ctx, const rrt_callable_desc_t &desc) {
+  rrt_kernel_config_t config{};
+  config.struct_size = sizeof config;
+  config.context_generation = next_context_generation();
+  check(rrt_capacity_plan_fit(&desc, &config.capacity), "rrt_capacity_plan_fit");
+  check(rrt_kernel_init(ctx, &config), "rrt_kernel_init");
+}
+
+inline std::int32_t prepare(rrt_context_t ctx, const rrt_callable_desc_t &desc) {
+  std::int32_t id = -1;
+  check(rrt_callable_prepare(ctx, &desc, &id), "rrt_callable_prepare");
+  return id;
+}
+
+inline std::int32_t builtin(rrt_context_t ctx, const char *name) {
+  std::int32_t id = -1;
+  check(rrt_kernel_lookup(ctx, name, &id), "rrt_kernel_lookup");
+  return id;
+}
+
+inline rrt_stats_t stats_of(rrt_context_t ctx) {
+  rrt_stats_t stats{};
+  stats.struct_size = sizeof stats;
+  check(rrt_context_stats(ctx, &stats), "rrt_context_stats");
+  return stats;
+}
+
+inline rrt_run_args_t run_args(const rrt_tensor_arg_t *tensors, std::uint32_t count) {
+  rrt_run_args_t args{};
+  args.struct_size = sizeof args;
+  args.num_tensors = count;
+  args.tensors = tensors;
+  return args;
+}
+
+inline rrt_tensor_desc_t tensor(rrt_dtype_t dtype, std::uint64_t elements,
+                                rrt_direction_t direction = RRT_DIR_IN) {
+  rrt_tensor_desc_t desc{};
+  desc.dtype = dtype;
+  desc.ndim = 1;
+  desc.shape[0] = elements;
+  desc.direction = direction;
+  return desc;
+}
+
+// Builds an rrt_callable_desc_t and owns every array it points into; the descriptor stays
+// valid while the builder lives and is not modified.
+class DescBuilder {
+ public:
+  explicit DescBuilder(rrt_bind_strategy_t bind = RRT_BIND_DEVICE_BUILD) { desc_.bind = bind; }
+
+  DescBuilder &param(rrt_tensor_desc_t desc) {
+    params_.push_back(desc);
+    return *this;
+  }
+  DescBuilder &intermediate(rrt_tensor_desc_t desc) {
+    intermediates_.push_back(desc);
+    return *this;
+  }
+  DescBuilder &task(std::int32_t kernel, std::initializer_list<rrt_operand_t> operands) {
+    operands_.emplace_back(operands);
+    const std::vector<rrt_operand_t> &stored = operands_.back();
+    tasks_.push_back(rrt_task_desc_t{kernel, static_cast<std::uint32_t>(stored.size()),
+                                     stored.empty() ? nullptr : stored.data()});
+    return *this;
+  }
+
+  const rrt_callable_desc_t &desc() {
+    desc_.struct_size = sizeof desc_;
+    desc_.num_params = static_cast<std::uint32_t>(params_.size());
+    desc_.params = params_.data();
+    desc_.num_intermediates = static_cast<std::uint32_t>(intermediates_.size());
+    desc_.intermediates = intermediates_.data();
+    desc_.num_tasks = static_cast<std::uint32_t>(tasks_.size());
+    desc_.tasks = tasks_.data();
+    return desc_;
+  }
+
+ private:
+  rrt_callable_desc_t desc_{};
+  std::vector<rrt_tensor_desc_t> params_;
+  std::vector<rrt_tensor_desc_t> intermediates_;
+  std::deque<std::vector<rrt_operand_t>> operands_;  // a deque keeps earlier arrays in place
+  std::vector<rrt_task_desc_t> tasks_;
+};
+
+// The launch-bound kernel: a call costs what calling a kernel costs and nothing more.
+inline int tiny_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
+  benchmark::DoNotOptimize(args->num_scalars);
+  return 0;
+}
+
+// The compute kernel: scalars[0] rounds of a dependent multiply-xorshift chain. A fixed round
+// count makes it deterministic work (not a timed wait): every caller pays the same
+// instructions, so a slower caller cannot hide its overhead inside the kernel.
+inline int compute_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
+  std::uint64_t state = 0x9e3779b97f4a7c15ULL;
+  const std::uint64_t rounds = args->num_scalars != 0 ? args->scalars[0] : 0;
+  for (std::uint64_t i = 0; i < rounds; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    state ^= state >> 29;
+  }
+  benchmark::DoNotOptimize(state);
+  return 0;
+}
+
+// The round count that makes compute_kernel take about `target` on this machine: the fastest
+// of several timed calls, so a descheduled sample does not shrink it. Measured once per
+// process; every benchmark of the process then runs the same work.
+inline std::uint32_t compute_rounds_for(std::chrono::nanoseconds target) {
+  constexpr std::uint64_t kProbeRounds = 200000;
+  const std::uint64_t scalars[1] = {kProbeRounds};
+  const rrt_kernel_args_t args{0, nullptr, nullptr, 1, scalars};
+  auto best = std::chrono::nanoseconds::max();
+  for (int i = 0; i < 15; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    compute_kernel(&args, nullptr);
+    best = std::min(best, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now() - start));
+  }
+  const double rounds = static_cast<double>(kProbeRounds) * static_cast<double>(target.count()) /
+                        static_cast<double>(std::max<std::int64_t>(best.count(), 1));
+  return static_cast<std::uint32_t>(std::max(1.0, rounds));
+}
+
+// Times enqueue calls alone: every `period` iterations it stops the clock and lets the device
+// drain the queue, so the queue stays short and the device's work is not on the timed path.
+class DrainEvery {
+ public:
+  explicit DrainEvery(std::uint64_t period) : period_(period) {}
+
+  template <class Drain>
+  void after_iteration(benchmark::State &state, Drain drain) {
+    if (++count_ % period_ == 0) {
+      state.PauseTiming();
+      drain();
+      state.ResumeTiming();
+    }
+  }
+
+ private:
+  std::uint64_t period_;
+  std::uint64_t count_ = 0;
+};
+
+}  // namespace replayrt::bench

@@ -1,0 +1,429 @@
+#!/usr/bin/env python3
+"""Runs every replayrt benchmark program, then prints one Markdown table of medians and
+`replayrt / limit` ratios and writes it, with every median, to <out-dir>/results.{md,json}.
+
+    python3 bench/run_all.py --build-dir build/default --out-dir build/bench
+
+Each program runs with --benchmark_repetitions (the counted allocator program once: its
+counts do not vary) and --benchmark_report_aggregates_only; the tables use the medians over
+the repetitions. Google Benchmark's own JSON for each program is kept next to the results.
+Exit status: 0 when every program ran, 1 when one failed (goals that are missed do not fail
+the run: they are reported).
+"""
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+
+# (program, repetitions or None for the default, min_time or None for the default)
+PROGRAMS = [
+    ("launch_bench", None, None),
+    ("replay_bench", None, None),
+    ("staging_bench", None, None),
+    ("memory_core_bench", None, None),
+    ("allocator_calls_bench", 1, None),
+]
+
+TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build-dir", default="build/default")
+    parser.add_argument("--out-dir", default="build/bench")
+    parser.add_argument("--repetitions", type=int, default=5)
+    parser.add_argument("--min-time", type=float, default=0.1,
+                        help="seconds per repetition (Google Benchmark --benchmark_min_time)")
+    parser.add_argument("--filter", default="",
+                        help="run only programs whose name contains this text")
+    return parser.parse_args()
+
+
+def run_program(build_dir, out_dir, program, repetitions, min_time):
+    """Runs one program; returns {name: {'real_ns', 'cpu_ns', counters...}} of medians."""
+    executable = os.path.join(build_dir, "bench", program)
+    if not os.path.exists(executable):
+        raise RuntimeError(f"{executable} does not exist; build the project first")
+    out_json = os.path.join(out_dir, f"{program}.json")
+    command = [
+        executable,
+        f"--benchmark_repetitions={repetitions}",
+        "--benchmark_report_aggregates_only=true",
+        f"--benchmark_min_time={min_time}",
+        f"--benchmark_out={out_json}",
+        "--benchmark_out_format=json",
+        "--benchmark_format=console",
+    ]
+    print(f"== {program} (repetitions {repetitions}, min time {min_time} s)", file=sys.stderr,
+          flush=True)
+    started = time.monotonic()
+    completed = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True, check=False)
+    if completed.returncode != 0:
+        raise RuntimeError(f"{program} exited with {completed.returncode}:\n{completed.stderr}")
+    print(f"   {time.monotonic() - started:.1f} s", file=sys.stderr, flush=True)
+    with open(out_json, encoding="utf-8") as handle:
+        report = json.load(handle)
+    return collect_medians(report), report.get("context", {})
+
+
+def collect_medians(report):
+    """The median aggregate of every benchmark (or its single run when it ran once)."""
+    medians = {}
+    for entry in report["benchmarks"]:
+        if entry.get("error_occurred"):
+            raise RuntimeError(f"{entry['name']}: {entry.get('error_message')}")
+        is_median = entry.get("run_type") == "aggregate" and entry.get("aggregate_name") == "median"
+        is_single = entry.get("run_type") == "iteration" and entry.get("repetitions", 1) <= 1
+        if not (is_median or is_single):
+            continue
+        name = re.sub(r"/real_time$", "", entry["run_name"])
+        scale = TIME_UNITS_NS[entry["time_unit"]]
+        values = {"real_ns": entry["real_time"] * scale, "cpu_ns": entry["cpu_time"] * scale,
+                  "iterations": entry["iterations"]}
+        known = {"name", "family_index", "per_family_instance_index", "run_name", "run_type",
+                 "repetitions", "repetition_index", "threads", "aggregate_name",
+                 "aggregate_unit", "iterations", "real_time", "cpu_time", "time_unit",
+                 "error_occurred", "error_message", "label"}
+        for key, value in entry.items():
+            if key not in known and isinstance(value, (int, float)):
+                values[key] = value
+        medians[name] = values
+    return medians
+
+
+def fmt_time(ns):
+    if ns is None:
+        return "n/a"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.2f} ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.1f} µs"
+    if ns >= 10:
+        return f"{ns:.0f} ns"
+    return f"{ns:.2f} ns"
+
+
+def fmt_ratio(value):
+    if value is None:
+        return "n/a"
+    if value >= 100:
+        return f"{value:.0f}×"
+    return f"{value:.2f}×"
+
+
+def ratio(numerator, denominator):
+    if numerator is None or denominator is None or denominator == 0:
+        return None
+    return numerator / denominator
+
+
+def fmt_bytes(count):
+    count = int(count)
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= size and count % size == 0:
+            return f"{count // size} {unit}"
+    return f"{count} B"
+
+
+class Report:
+    """Collects the Markdown lines, the machine-readable rows and the goal verdicts."""
+
+    def __init__(self, results):
+        self.results = results
+        self.lines = []
+        self.rows = []
+        self.goals = []
+
+    def get(self, name, field="real_ns"):
+        entry = self.results.get(name)
+        return None if entry is None else entry.get(field)
+
+    def table(self, title, header, rows):
+        self.lines += ["", f"### {title}", "", "| " + " | ".join(header) + " |",
+                       "|" + "|".join("---" for _ in header) + "|"]
+        for row in rows:
+            self.lines.append("| " + " | ".join(row) + " |")
+        self.rows.append({"table": title, "header": header, "rows": rows})
+
+    def goal(self, text, met, measured):
+        self.goals.append({"goal": text, "met": met, "measured": measured})
+        return "met" if met else ("**MISSED**" if met is not None else "n/a")
+
+
+def launch_section(report):
+    rows = []
+    for bind in ("device_build", "host_build"):
+        raw_real = report.get(f"launch/raw_enqueue/{bind}")
+        raw_cpu = report.get(f"launch/raw_enqueue/{bind}", "cpu_ns")
+        launch_real = report.get(f"launch/kernel_mode/{bind}")
+        launch_cpu = report.get(f"launch/kernel_mode/{bind}", "cpu_ns")
+        r_real = ratio(launch_real, raw_real)
+        r_cpu = ratio(launch_cpu, raw_cpu)
+        status = report.goal(f"kernel-mode launch ({bind}) within 2x of its raw enqueue",
+                             None if r_real is None else r_real <= 2.0,
+                             {"ratio_real": r_real, "ratio_cpu": r_cpu})
+        rows.append([f"kernel-mode launch, host side ({bind})", fmt_time(launch_real),
+                     f"raw enqueue of the same invocation: {fmt_time(raw_real)}",
+                     fmt_ratio(r_real), fmt_ratio(r_cpu), "≤ 2×", status])
+        for kind, what in (("program_run", "DEVICE tensors"), ("program_run_host", "HOST tensors")):
+            run_real = report.get(f"launch/{kind}/{bind}")
+            rows.append([f"program-mode run, prepare+launch+wait+finalize, {what} ({bind})",
+                         fmt_time(run_real), f"raw enqueue: {fmt_time(raw_real)}",
+                         fmt_ratio(ratio(run_real, raw_real)),
+                         f"{fmt_ratio(ratio(run_real, launch_real))} of the kernel-mode launch",
+                         "baseline", "—"])
+    report.table("1. Launch, host side (median per call)",
+                 ["measurement", "replayrt", "limit", "replayrt / limit (real time)",
+                  "ratio (calling thread CPU time)", "goal", "status"], rows)
+
+
+REPLAY_KERNELS = (("tiny", "tiny (launch-bound)"), ("compute10us", "~10 µs compute"))
+REPLAY_SHAPES = ("chain", "fanout")
+REPLAY_WORKERS = (1, 2)
+REPLAY_TASKS = (1, 16, 256, 4096)
+
+
+def replay_section(report):
+    rows = []
+    for kernel, kernel_text in REPLAY_KERNELS:
+        for shape in REPLAY_SHAPES:
+            for workers in REPLAY_WORKERS:
+                for tasks in REPLAY_TASKS:
+                    tail = f"{kernel}/{shape}/w{workers}/n{tasks}"
+                    replay = report.get(f"replay/{tail}")
+                    eager = report.get(f"eager/{tail}")
+                    direct = report.get(f"direct/{kernel}/n{tasks}")
+                    r_direct = ratio(replay, direct)
+                    if kernel == "compute10us" and tasks >= 16:
+                        status = report.goal(
+                            f"replay of {tasks} ~10 us kernels ({shape}, {workers} worker(s)) "
+                            "within 1.10x of direct calls per task",
+                            None if r_direct is None else r_direct <= 1.10, r_direct)
+                        goal = "≤ 1.10×"
+                    else:
+                        status, goal = "—", "—"
+                    rows.append([kernel_text, shape, str(workers), str(tasks), fmt_time(replay),
+                                 fmt_time(ratio(replay, tasks)), fmt_time(ratio(direct, tasks)),
+                                 fmt_ratio(r_direct), fmt_time(eager),
+                                 fmt_ratio(ratio(eager, replay)), goal, status])
+    report.table("2. Replay (median per replay, replay + synchronize)",
+                 ["kernel", "shape", "workers", "tasks", "replay", "replay per task",
+                  "direct calls per task (limit)", "replay / limit", "eager launch",
+                  "eager / replay", "goal", "status"], rows)
+
+    flat_rows = []
+    for kernel, kernel_text in REPLAY_KERNELS:
+        for shape in REPLAY_SHAPES:
+            for workers in REPLAY_WORKERS:
+                per_task = {}
+                for tasks in (16, 256, 4096):
+                    per_task[tasks] = ratio(report.get(f"replay/{kernel}/{shape}/w{workers}/n{tasks}"),
+                                            tasks)
+                values = [v for v in per_task.values() if v is not None]
+                spread = max(values) / min(values) if len(values) == 3 and min(values) > 0 else None
+                t256 = report.get(f"replay/{kernel}/{shape}/w{workers}/n256")
+                t4096 = report.get(f"replay/{kernel}/{shape}/w{workers}/n4096")
+                marginal = None if t256 is None or t4096 is None else (t4096 - t256) / (4096 - 256)
+                fixed = report.get(f"replay/{kernel}/{shape}/w{workers}/n1")
+                status = report.goal(
+                    f"per-task replay cost flat within 1.5x from 16 to 4096 tasks ({kernel}, "
+                    f"{shape}, {workers} worker(s))",
+                    None if spread is None else spread <= 1.5, spread)
+                flat_rows.append([kernel_text, shape, str(workers), fmt_time(per_task[16]),
+                                  fmt_time(per_task[256]), fmt_time(per_task[4096]),
+                                  fmt_ratio(spread), fmt_time(marginal), fmt_time(fixed),
+                                  "≤ 1.5×", status])
+    report.table("2b. Replay cost per task from 16 to 4096 tasks",
+                 ["kernel", "shape", "workers", "per task @16", "@256", "@4096",
+                  "max / min", "marginal per task (256→4096)", "1-task replay", "goal",
+                  "status"], flat_rows)
+
+
+def staging_section(report):
+    rows = []
+    sizes = sorted({int(name.rsplit("/", 1)[1]) for name in report.results
+                    if name.startswith("staging/memcpy/")})
+    for size in sizes:
+        staged = report.get(f"staging/replayrt/{size}")
+        fixed = report.get(f"staging/device_tensor/{size}")
+        limit = report.get(f"staging/memcpy/{size}")
+        fraction = ratio(limit, staged)
+        if size >= (1 << 20):
+            status = report.goal(f"staging of {fmt_bytes(size)} at >= 90% of memcpy bandwidth",
+                                 None if fraction is None else fraction >= 0.90, fraction)
+            goal = "≥ 90%"
+        else:
+            status, goal = "—", "—"
+        rows.append([fmt_bytes(size), fmt_time(staged), fmt_time(limit),
+                     fmt_ratio(ratio(staged, limit)),
+                     "n/a" if fraction is None else f"{100 * fraction:.0f}%",
+                     "n/a" if staged is None else f"{size / staged:.2f}",
+                     "n/a" if limit is None else f"{size / limit:.2f}",
+                     fmt_time(fixed), goal, status])
+    report.table("3. Staging of a HOST tensor in a bind (median per launch + synchronize)",
+                 ["bytes", "replayrt", "memcpy (limit)", "replayrt / limit",
+                  "share of memcpy bandwidth", "replayrt GB/s", "memcpy GB/s",
+                  "same launch, DEVICE tensor", "goal", "status"], rows)
+
+
+MEMORY_ROWS = (
+    ("bank commit that keeps every region (program mode)", "memory/bank_commit_keep/program",
+     "memory/bank_commit_keep_limit"),
+    ("bank commit that keeps every region (kernel mode, in a launch)",
+     "memory/bank_commit_keep/kernel", "memory/bank_commit_keep_limit"),
+    ("retained-buffer begin that fits + one slice (program mode)",
+     "memory/retained_begin_fit/program", "memory/retained_begin_fit_limit"),
+    ("retained-buffer begin that fits + one slice (kernel mode, in a launch)",
+     "memory/retained_begin_fit/kernel", "memory/retained_begin_fit_limit"),
+    ("bank commit through the DeviceContext", "memory/context_bank_commit_keep",
+     "memory/bank_commit_keep_limit"),
+    ("retained begin + slice through the DeviceContext", "memory/context_retained_begin_fit",
+     "memory/retained_begin_fit_limit"),
+    ("prebuilt-image cache lookup that hits", "memory/image_cache_lookup_hit", None),
+    ("cache-hit bind (program mode, 2 HOST tensors)", "memory/cache_hit_bind",
+     "memory/cache_hit_bind_limit"),
+)
+
+
+def memory_section(report):
+    rows = []
+    for text, name, limit_name in MEMORY_ROWS:
+        value = report.get(name, "cpu_ns")
+        limit = report.get(limit_name, "cpu_ns") if limit_name else None
+        rows.append([text, fmt_time(value), fmt_time(limit), fmt_ratio(ratio(value, limit))])
+    report.table("4. Memory core in steady state (median CPU time per call)",
+                 ["call", "replayrt", "limit", "replayrt / limit"], rows)
+
+
+ALLOC_ROWS = (
+    ("kernel mode, device-build, HOST tensors", "alloc/kernel_mode/device_build", True),
+    ("program mode at a fixed size, device-build, HOST tensors",
+     "alloc/program_mode/device_build", True),
+    ("kernel mode, host-build, HOST tensors", "alloc/kernel_mode/host_build", True),
+    ("program mode at a fixed size, host-build, HOST tensors", "alloc/program_mode/host_build",
+     True),
+    ("naive baseline: allocate and free every tensor per run", "alloc/naive", False),
+)
+
+
+def alloc_section(report):
+    rows = []
+    for text, name, has_goal in ALLOC_ROWS:
+        allocs = report.get(name, "alloc_calls_per_100k")
+        frees = report.get(name, "free_calls_per_100k")
+        runtime = report.get(name, "runtime_alloc_calls_per_100k")
+        runtime_frees = report.get(name, "runtime_free_calls_per_100k")
+        if has_goal:
+            total = None if allocs is None or frees is None else allocs + frees
+            status = report.goal(f"zero allocator calls in steady state: {text}",
+                                 None if total is None else total == 0, total)
+            goal = "0"
+        else:
+            status, goal = "—", "baseline"
+        per_run = report.get(name)
+        rows.append([text, fmt_count(allocs), fmt_count(frees),
+                     f"{fmt_count(runtime)} / {fmt_count(runtime_frees)}"
+                     if name != "alloc/naive" else "—",
+                     fmt_time(per_run), goal, status])
+    report.table("5. Device allocator calls per 100,000 steady-state runs (counted)",
+                 ["configuration", "allocate calls", "free calls",
+                  "runtime-counted (rrt_context_stats) alloc / free", "time per run",
+                  "goal (limit)", "status"], rows)
+
+
+def fmt_count(value):
+    return "n/a" if value is None else f"{value:,.0f}"
+
+
+def machine_description(build_dir, context):
+    lines = []
+    try:
+        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
+        model = re.search(r"Model name:\s*(.+)", lscpu)
+        lines.append(f"CPU: {model.group(1).strip() if model else platform.processor()}, "
+                     f"{os.cpu_count()} logical CPUs (nproc)")
+    except OSError:
+        lines.append(f"CPU: {os.cpu_count()} logical CPUs")
+    compiler = "unknown"
+    cache = os.path.join(build_dir, "CMakeCache.txt")
+    if os.path.exists(cache):
+        with open(cache, encoding="utf-8") as handle:
+            found = re.search(r"CMAKE_CXX_COMPILER:\w+=(.+)", handle.read())
+        if found:
+            version = subprocess.run([found.group(1).strip(), "--version"], capture_output=True,
+                                     text=True, check=False).stdout.splitlines()
+            compiler = version[0] if version else found.group(1)
+    lines.append(f"Compiler: {compiler}; build type Release")
+    lines.append(f"Kernel: {platform.system()} {platform.release()}")
+    if context:
+        lines.append(f"Google Benchmark library build type: {context.get('library_build_type')}")
+    return lines
+
+
+def main():
+    args = parse_args()
+    os.makedirs(args.out_dir, exist_ok=True)
+    results = {}
+    contexts = {}
+    load_before = os.getloadavg()
+    started = time.monotonic()
+    try:
+        for program, repetitions, min_time in PROGRAMS:
+            if args.filter and args.filter not in program:
+                continue
+            medians, context = run_program(args.build_dir, args.out_dir, program,
+                                           repetitions or args.repetitions,
+                                           min_time or args.min_time)
+            results.update(medians)
+            contexts[program] = context
+    except RuntimeError as error:
+        print(f"run_all: {error}", file=sys.stderr)
+        return 1
+    elapsed = time.monotonic() - started
+    load_after = os.getloadavg()
+
+    report = Report(results)
+    launch_section(report)
+    replay_section(report)
+    staging_section(report)
+    memory_section(report)
+    alloc_section(report)
+
+    any_context = next(iter(contexts.values()), {})
+    machine = machine_description(args.build_dir, any_context)
+    rounds = contexts.get("replay_bench", {}).get("compute_kernel_rounds")
+    header = ["## replayrt benchmark results", ""]
+    header += [f"- {line}" for line in machine]
+    header.append(f"- Load average before / after: {load_before[0]:.2f} / {load_after[0]:.2f}; "
+                  f"whole run {elapsed:.0f} s; {args.repetitions} repetitions of "
+                  f"{args.min_time} s each, medians shown")
+    if rounds:
+        header.append(f"- ~10 µs compute kernel: {rounds} rounds (calibrated in this run)")
+    met = sum(1 for goal in report.goals if goal["met"])
+    missed = [goal for goal in report.goals if goal["met"] is False]
+    header.append(f"- Goals: {met} met, {len(missed)} missed, "
+                  f"{len(report.goals) - met - len(missed)} not measured")
+    markdown = "\n".join(header + report.lines) + "\n"
+
+    with open(os.path.join(args.out_dir, "results.md"), "w", encoding="utf-8") as handle:
+        handle.write(markdown)
+    with open(os.path.join(args.out_dir, "results.json"), "w", encoding="utf-8") as handle:
+        json.dump({"machine": machine, "load_average": [load_before, load_after],
+                   "elapsed_s": elapsed, "repetitions": args.repetitions,
+                   "min_time_s": args.min_time, "compute_kernel_rounds": rounds,
+                   "medians": results, "tables": report.rows, "goals": report.goals},
+                  handle, indent=2)
+    print(markdown)
+    print(f"written: {os.path.join(args.out_dir, 'results.md')}, "
+          f"{os.path.join(args.out_dir, 'results.json')}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
