@@ -1,11 +1,15 @@
 // Spin-then-park waiting. On these machines a condition-variable handoff between two threads
 // costs tens of microseconds while a spinning one costs well under one, so device workers and
-// host waits spin briefly before they block (as CUDA's spin/auto scheduling does).
+// host waits spin briefly before they block (as CUDA's spin/auto scheduling does). A spinning
+// waiter yields its processor between bursts of polling: when there are more runnable threads
+// than processors, the thread it waits for may be queued behind it, and a waiter that kept the
+// processor for its whole budget would delay exactly the work it is waiting for.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <thread>
 
 namespace replayrt {
 
@@ -20,7 +24,8 @@ inline void cpu_relax() noexcept {
 #endif
 }
 
-// Spins until pred() is true or `budget` has passed; returns the last pred() value.
+// Spins until pred() is true or `budget` has passed; returns the last pred() value. Between
+// bursts of polling it yields the processor to any other runnable thread.
 template <class Pred>
 bool spin_until(Pred pred, std::chrono::nanoseconds budget = kDefaultSpinBudget) {
   if (pred()) {
@@ -37,6 +42,7 @@ bool spin_until(Pred pred, std::chrono::nanoseconds budget = kDefaultSpinBudget)
     if (std::chrono::steady_clock::now() >= deadline) {
       return pred();
     }
+    std::this_thread::yield();
   }
 }
 

@@ -39,7 +39,12 @@ struct BoundRun {
     return {reinterpret_cast<const std::byte *>(invocation.data()), invocation_bytes};
   }
   // Empties every list, keeping capacity, so a steady state allocates nothing.
-  void clear() noexcept;
+  void clear() noexcept {
+    invocation_bytes = 0;
+    copies_in.clear();
+    copies_out.clear();
+    referenced.clear();
+  }
 };
 
 }  // namespace replayrt

@@ -3,7 +3,6 @@
 #include <vector>
 
 #include "common/format.h"
-#include "memory/host_staging.h"
 #include "runtime/task_graph_image.h"
 
 namespace replayrt {
@@ -15,35 +14,6 @@ constexpr std::uint64_t kPoolKeySalt = 0x486f73744275696cULL;  // "HostBuil"
 std::uint64_t mix(std::uint64_t hash, std::uint64_t value) {
   hash ^= value + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
   return hash;
-}
-
-Status stage_host_tensors(const HostApi &api, const BindRequest &request,
-                          std::vector<void *> *addresses, BoundRun *out) {
-  const auto params = request.callable->params();
-  std::uint64_t required = 0;
-  for (const rrt_tensor_arg_t &arg : request.args.tensors) {
-    if (arg.space == RRT_SPACE_HOST) {
-      required += HostStaging::slice_bytes(arg.bytes);
-    }
-  }
-  RRT_RETURN_IF_ERROR(api.host_staging_begin(required));
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    const rrt_tensor_arg_t &arg = request.args.tensors[i];
-    if (arg.space == RRT_SPACE_DEVICE) {
-      (*addresses)[i] = arg.addr;
-      continue;
-    }
-    void *staged = nullptr;
-    RRT_RETURN_IF_ERROR(api.host_staging_stage(arg.bytes, &staged));
-    (*addresses)[i] = staged;
-    if (params[i].direction != RRT_DIR_OUT) {
-      out->copies_in.push_back(StagedCopy{staged, arg.addr, arg.bytes});
-    }
-    if (params[i].direction != RRT_DIR_IN) {
-      out->copies_out.push_back(StagedCopy{arg.addr, staged, arg.bytes});
-    }
-  }
-  return Status::ok();
 }
 
 // Program mode: the scheduler seed in the bank's runtime pool and the definition in the
@@ -106,7 +76,7 @@ Status bind_host_build(const HostApi &api, const BindRequest &request, BoundRun 
   out->clear();
   thread_local std::vector<void *> addresses;
   addresses.assign(callable.params().size(), nullptr);
-  RRT_RETURN_IF_ERROR(stage_host_tensors(api, request, &addresses, out));
+  RRT_RETURN_IF_ERROR(stage_host_tensors(api, request, kHostStagingSource, &addresses, out));
 
   const void *definition = request.resident_image;
   const void *pool = request.resident_scheduler;
@@ -117,20 +87,7 @@ Status bind_host_build(const HostApi &api, const BindRequest &request, BoundRun 
     return Status::error(RRT_ERR_CALLABLE_NOT_RESIDENT,
                          format("callable %d has no resident definition", request.callable_id));
   }
-  const ExecutionMode mode =
-      api.is_kernel_mode() ? ExecutionMode::kKernel : ExecutionMode::kProgram;
-  encode_invocation(request, mode, definition, addresses, out);
-
-  out->referenced.push_back(definition);
-  out->referenced.push_back(pool);
-  if (callable.requirements().gm_heap != 0) {
-    out->referenced.push_back(gm_heap);
-  }
-  if (request.profile_timings != nullptr) {
-    out->referenced.push_back(request.profile_timings);
-    out->referenced.push_back(request.profile_wall);
-  }
-  out->referenced.insert(out->referenced.end(), addresses.begin(), addresses.end());
+  finish_bind(api, request, definition, pool, gm_heap, addresses, out);
   return Status::ok();
 }
 

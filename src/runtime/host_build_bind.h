@@ -9,7 +9,7 @@
 #include "context/host_api.h"
 #include "runtime/bound_run.h"
 #include "runtime/callable.h"
-#include "runtime/device_build_bind.h"
+#include "runtime/bind.h"
 
 namespace replayrt {
 

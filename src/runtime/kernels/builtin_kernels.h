@@ -54,6 +54,18 @@
 
 namespace replayrt {
 
+// The result codes described above.
+namespace kernel_result {
+inline constexpr int kOk = 0;
+inline constexpr int kWrongOperandCount = 1;
+inline constexpr int kBadByteSize = 2;
+inline constexpr int kSizeMismatch = 3;
+inline constexpr int kZeroDimension = 4;
+inline constexpr int kUnusableAddress = 5;
+inline constexpr int kOverlappingOutput = 6;
+inline constexpr int kScalarOutOfDomain = 7;
+}  // namespace kernel_result
+
 struct BuiltinKernel {
   const char *name;
   rrt_kernel_fn fn;

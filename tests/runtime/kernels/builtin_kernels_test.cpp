@@ -20,15 +20,7 @@
 namespace replayrt {
 namespace {
 
-// The result codes the header documents.
-constexpr int kOk = 0;
-constexpr int kWrongOperandCount = 1;
-constexpr int kBadByteSize = 2;
-constexpr int kSizeMismatch = 3;
-constexpr int kZeroDimension = 4;
-constexpr int kUnusableAddress = 5;
-constexpr int kOverlappingOutput = 6;
-constexpr int kScalarOutOfDomain = 7;
+using namespace kernel_result;  // NOLINT(google-build-using-namespace)
 
 constexpr float kUntouched = -7.25F;
 
