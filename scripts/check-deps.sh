@@ -4,6 +4,15 @@
 set -u
 missing=()
 need_cmd() { command -v "$1" >/dev/null 2>&1 || missing+=("$1 (command)"); }
+# need_cmake_package NAME CONFIG-FILE DEBIAN-PACKAGE: passes when any standard prefix has it.
+need_cmake_package() {
+  local candidate
+  for candidate in /usr/lib/*/cmake/"$1"/"$2" /usr/lib/cmake/"$1"/"$2" \
+      /usr/local/lib/cmake/"$1"/"$2" /usr/local/lib/*/cmake/"$1"/"$2"; do
+    [ -e "$candidate" ] && return 0
+  done
+  missing+=("$1 ($3)")
+}
 
 need_cmd cmake
 need_cmd ninja
@@ -11,18 +20,17 @@ need_cmd g++
 need_cmd clang++
 need_cmd python3
 need_cmd patch
-if ! ls /usr/lib/*/cmake/GTest/GTestConfig.cmake /usr/lib/cmake/GTest/GTestConfig.cmake \
-    >/dev/null 2>&1; then
-  missing+=("GoogleTest (libgtest-dev)")
-fi
-if ! ls /usr/lib/*/cmake/benchmark/benchmarkConfig.cmake /usr/lib/cmake/benchmark/benchmarkConfig.cmake \
-    >/dev/null 2>&1; then
-  missing+=("Google Benchmark (libbenchmark-dev)")
+need_cmake_package GTest GTestConfig.cmake libgtest-dev
+need_cmake_package benchmark benchmarkConfig.cmake libbenchmark-dev
+# The sanitizer presets link clang's runtimes.
+if command -v clang++ >/dev/null 2>&1; then
+  runtime=$(clang++ -print-file-name="libclang_rt.asan-$(uname -m).a" 2>/dev/null)
+  [ -e "$runtime" ] || missing+=("clang sanitizer runtimes (libclang-rt-14-dev)")
 fi
 
 if [ "${#missing[@]}" -ne 0 ]; then
   echo "replayrt: missing build dependencies:" >&2
-  printf '  - %s\n' "${missing[@]}" | sort -u >&2
+  printf '  - %s\n' "${missing[@]}" >&2
   echo "Install them with: scripts/install-deps.sh" >&2
   exit 1
 fi
