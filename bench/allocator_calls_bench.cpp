@@ -63,18 +63,8 @@ void report(benchmark::State &state, const CallCounts &before, const CallCounts 
 }
 
 replayrt::bench::DescBuilder axpy_desc(rrt_context_t ctx, rrt_bind_strategy_t bind) {
-  using replayrt::bench::tensor;
-  replayrt::bench::DescBuilder builder(bind);
-  builder.param(tensor(RRT_DTYPE_F32, kElements, RRT_DIR_IN))
-      .param(tensor(RRT_DTYPE_F32, kElements, RRT_DIR_OUT))
-      .intermediate(tensor(RRT_DTYPE_F32, kElements))
-      .task(replayrt::bench::builtin(ctx, "scale"),
-            {{RRT_OPERAND_PARAM, 0},
-             {RRT_OPERAND_INTERMEDIATE, 0},
-             {RRT_OPERAND_IMMEDIATE, static_cast<std::uint32_t>(rrt_scalar_from_f32(2.0F))}})
-      .task(replayrt::bench::builtin(ctx, "add"),
-            {{RRT_OPERAND_INTERMEDIATE, 0}, {RRT_OPERAND_PARAM, 0}, {RRT_OPERAND_PARAM, 1}});
-  return builder;
+  return replayrt::bench::axpy_desc(replayrt::bench::builtin(ctx, "scale"),
+                                    replayrt::bench::builtin(ctx, "add"), kElements, bind);
 }
 
 void kernel_mode(benchmark::State &state, rrt_bind_strategy_t bind) {
@@ -143,8 +133,7 @@ struct NaiveKernels {
   rrt_kernel_fn add = nullptr;
 };
 
-replayrt::Status naive_entry(void *entry_context, const std::byte *invocation,
-                             std::size_t bytes) {
+replayrt::Status naive_entry(void *entry_context, const std::byte *invocation, std::size_t bytes) {
   const auto &kernels = *static_cast<const NaiveKernels *>(entry_context);
   NaiveInvocation run{};
   if (bytes != sizeof run) {

@@ -1,10 +1,7 @@
 // What the benchmark programs share: failing fast on a C ABI error, contexts, callable
-// descriptors, the two benchmark kernels and periodic synchronization outside the timed region.
+// descriptors (among them the y = 2x + x callable several programs use) and the two benchmark
+// kernels.
 #pragma once
-
-#include <replayrt/replayrt.h>
-
-#include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <atomic>
@@ -15,6 +12,10 @@
 #include <deque>
 #include <initializer_list>
 #include <vector>
+
+#include <replayrt/replayrt.h>
+
+#include <benchmark/benchmark.h>
 
 namespace replayrt::bench {
 
@@ -135,6 +136,23 @@ class DescBuilder {
   std::vector<rrt_task_desc_t> tasks_;
 };
 
+// y = 2x + x over `elements` floats: the built-in scale (x * 2 into one intermediate), then add
+// (intermediate + x into y). Params: x (IN), y (OUT).
+inline DescBuilder axpy_desc(std::int32_t scale_id, std::int32_t add_id, std::uint64_t elements,
+                             rrt_bind_strategy_t bind = RRT_BIND_DEVICE_BUILD) {
+  DescBuilder builder(bind);
+  builder.param(tensor(RRT_DTYPE_F32, elements, RRT_DIR_IN))
+      .param(tensor(RRT_DTYPE_F32, elements, RRT_DIR_OUT))
+      .intermediate(tensor(RRT_DTYPE_F32, elements))
+      .task(scale_id,
+            {{RRT_OPERAND_PARAM, 0},
+             {RRT_OPERAND_INTERMEDIATE, 0},
+             {RRT_OPERAND_IMMEDIATE, static_cast<std::uint32_t>(rrt_scalar_from_f32(2.0F))}})
+      .task(add_id,
+            {{RRT_OPERAND_INTERMEDIATE, 0}, {RRT_OPERAND_PARAM, 0}, {RRT_OPERAND_PARAM, 1}});
+  return builder;
+}
+
 // The launch-bound kernel: a call costs what calling a kernel costs and nothing more.
 inline int tiny_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
   benchmark::DoNotOptimize(args->num_scalars);
@@ -173,25 +191,5 @@ inline std::uint32_t compute_rounds_for(std::chrono::nanoseconds target) {
                         static_cast<double>(std::max<std::int64_t>(best.count(), 1));
   return static_cast<std::uint32_t>(std::max(1.0, rounds));
 }
-
-// Times enqueue calls alone: every `period` iterations it stops the clock and lets the device
-// drain the queue, so the queue stays short and the device's work is not on the timed path.
-class DrainEvery {
- public:
-  explicit DrainEvery(std::uint64_t period) : period_(period) {}
-
-  template <class Drain>
-  void after_iteration(benchmark::State &state, Drain drain) {
-    if (++count_ % period_ == 0) {
-      state.PauseTiming();
-      drain();
-      state.ResumeTiming();
-    }
-  }
-
- private:
-  std::uint64_t period_;
-  std::uint64_t count_ = 0;
-};
 
 }  // namespace replayrt::bench

@@ -34,20 +34,9 @@ constexpr std::uint64_t kElements = 256;
 constexpr std::uint64_t kBytes = kElements * sizeof(float);
 constexpr std::uint64_t kGatePeriod = 64;
 
-// y = scale(x, 2) + x through one intermediate.
 replayrt::bench::DescBuilder axpy_desc(rrt_context_t ctx, rrt_bind_strategy_t bind) {
-  using replayrt::bench::tensor;
-  replayrt::bench::DescBuilder builder(bind);
-  builder.param(tensor(RRT_DTYPE_F32, kElements, RRT_DIR_IN))
-      .param(tensor(RRT_DTYPE_F32, kElements, RRT_DIR_OUT))
-      .intermediate(tensor(RRT_DTYPE_F32, kElements))
-      .task(replayrt::bench::builtin(ctx, "scale"),
-            {{RRT_OPERAND_PARAM, 0},
-             {RRT_OPERAND_INTERMEDIATE, 0},
-             {RRT_OPERAND_IMMEDIATE, static_cast<std::uint32_t>(rrt_scalar_from_f32(2.0F))}})
-      .task(replayrt::bench::builtin(ctx, "add"),
-            {{RRT_OPERAND_INTERMEDIATE, 0}, {RRT_OPERAND_PARAM, 0}, {RRT_OPERAND_PARAM, 1}});
-  return builder;
+  return replayrt::bench::axpy_desc(replayrt::bench::builtin(ctx, "scale"),
+                                    replayrt::bench::builtin(ctx, "add"), kElements, bind);
 }
 
 // One context (kernel or program mode) with the axpy callable prepared, a stream, and device
@@ -232,8 +221,7 @@ void register_all() {
     benchmark::RegisterBenchmark(("launch/kernel_mode" + suffix).c_str(), kernel_mode_launch,
                                  bind.bind)
         ->UseRealTime();
-    benchmark::RegisterBenchmark(("launch/raw_enqueue" + suffix).c_str(), raw_enqueue,
-                                 bind.bind)
+    benchmark::RegisterBenchmark(("launch/raw_enqueue" + suffix).c_str(), raw_enqueue, bind.bind)
         ->UseRealTime();
     benchmark::RegisterBenchmark(("launch/program_run" + suffix).c_str(), program_run, bind.bind,
                                  RRT_SPACE_DEVICE)

@@ -33,6 +33,7 @@
 #include "memory/prebuilt_image_cache.h"
 #include "memory/retained_buffer.h"
 #include "platform/sim/sim_device.h"
+#include "runtime/bind.h"
 #include "runtime/callable.h"
 #include "runtime/device_build_bind.h"
 #include "runtime/kernel_registry.h"
@@ -181,17 +182,9 @@ class BindSetup {
   BindSetup() : setup_(ExecutionMode::kProgram), host_x_(kElements), host_y_(kElements) {
     std::int32_t scale = -1;
     std::int32_t add = -1;
-    ok_ = setup_.ok() && kernels_.find("scale", &scale).is_ok() &&
-          kernels_.find("add", &add).is_ok();
-    builder_.param(replayrt::bench::tensor(RRT_DTYPE_F32, kElements, RRT_DIR_IN))
-        .param(replayrt::bench::tensor(RRT_DTYPE_F32, kElements, RRT_DIR_OUT))
-        .intermediate(replayrt::bench::tensor(RRT_DTYPE_F32, kElements))
-        .task(scale,
-              {{RRT_OPERAND_PARAM, 0},
-               {RRT_OPERAND_INTERMEDIATE, 0},
-               {RRT_OPERAND_IMMEDIATE, static_cast<std::uint32_t>(rrt_scalar_from_f32(2.0F))}})
-        .task(add,
-              {{RRT_OPERAND_INTERMEDIATE, 0}, {RRT_OPERAND_PARAM, 0}, {RRT_OPERAND_PARAM, 1}});
+    ok_ =
+        setup_.ok() && kernels_.find("scale", &scale).is_ok() && kernels_.find("add", &add).is_ok();
+    builder_ = replayrt::bench::axpy_desc(scale, add, kElements);
     ok_ = ok_ && replayrt::Callable::create(builder_.desc(), kernels_, &callable_).is_ok();
     tensors_[0] = {host_x_.data(), kStagedBytes, RRT_SPACE_HOST};
     tensors_[1] = {host_y_.data(), kStagedBytes, RRT_SPACE_HOST};

@@ -28,12 +28,15 @@ enum class Shape { kChain, kFanOut };
 constexpr std::uint32_t kTaskCounts[] = {1, 16, 256, 4096};
 constexpr unsigned kWorkerCounts[] = {1, 2};
 
-const char *name_of(Kernel kernel) { return kernel == Kernel::kTiny ? "tiny" : "compute10us"; }
-const char *name_of(Shape shape) { return shape == Shape::kChain ? "chain" : "fanout"; }
+const char *name_of(Kernel kernel) {
+  return kernel == Kernel::kTiny ? "tiny" : "compute10us";
+}
+const char *name_of(Shape shape) {
+  return shape == Shape::kChain ? "chain" : "fanout";
+}
 
 rrt_kernel_fn function_of(Kernel kernel) {
-  return kernel == Kernel::kTiny ? &replayrt::bench::tiny_kernel
-                                 : &replayrt::bench::compute_kernel;
+  return kernel == Kernel::kTiny ? &replayrt::bench::tiny_kernel : &replayrt::bench::compute_kernel;
 }
 
 // The compute kernel's round count for ~10 us, measured once per process.
@@ -43,7 +46,9 @@ std::uint32_t compute_rounds() {
   return rounds;
 }
 
-std::uint32_t rounds_of(Kernel kernel) { return kernel == Kernel::kTiny ? 0 : compute_rounds(); }
+std::uint32_t rounds_of(Kernel kernel) {
+  return kernel == Kernel::kTiny ? 0 : compute_rounds();
+}
 
 // N tasks of `kernel_id`, each with the round count as an immediate scalar. A user kernel
 // counts as reading and writing every tensor operand, so in the chain (every task touches
@@ -152,16 +157,22 @@ void direct(benchmark::State &state, Kernel kernel, std::uint32_t tasks) {
 
 void register_all() {
   for (const Kernel kernel : {Kernel::kTiny, Kernel::kCompute}) {
-    const std::string k = name_of(kernel);
     for (const std::uint32_t tasks : kTaskCounts) {
       const std::string n = "/n" + std::to_string(tasks);
-      benchmark::RegisterBenchmark(("direct/" + k + n).c_str(), direct, kernel, tasks)
+      std::string direct_name = "direct/";
+      direct_name.append(name_of(kernel)).append(n);
+      benchmark::RegisterBenchmark(direct_name.c_str(), direct, kernel, tasks)
           ->UseRealTime()
           ->Unit(benchmark::kMicrosecond);
       for (const Shape shape : {Shape::kChain, Shape::kFanOut}) {
         for (const unsigned workers : kWorkerCounts) {
-          const std::string tail = "/" + k + "/" + name_of(shape) + "/w" +
-                                   std::to_string(workers) + n;
+          std::string tail = "/";
+          tail.append(name_of(kernel))
+              .append("/")
+              .append(name_of(shape))
+              .append("/w")
+              .append(std::to_string(workers))
+              .append(n);
           benchmark::RegisterBenchmark(("replay" + tail).c_str(), replay, kernel, shape, workers,
                                        tasks)
               ->UseRealTime()

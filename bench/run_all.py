@@ -41,6 +41,9 @@ def parse_args():
                         help="seconds per repetition (Google Benchmark --benchmark_min_time)")
     parser.add_argument("--filter", default="",
                         help="run only programs whose name contains this text")
+    parser.add_argument("--report-only", action="store_true",
+                        help="run nothing: rebuild the tables from the JSON a previous run "
+                             "left in --out-dir")
     return parser.parse_args()
 
 
@@ -72,6 +75,16 @@ def run_program(build_dir, out_dir, program, repetitions, min_time):
     return collect_medians(report), report.get("context", {})
 
 
+def load_program(out_dir, program):
+    """The medians and context of a program's JSON from an earlier run."""
+    path = os.path.join(out_dir, f"{program}.json")
+    if not os.path.exists(path):
+        raise RuntimeError(f"{path} does not exist; run the benchmarks first")
+    with open(path, encoding="utf-8") as handle:
+        report = json.load(handle)
+    return collect_medians(report), report.get("context", {})
+
+
 def collect_medians(report):
     """The median aggregate of every benchmark (or its single run when it ran once)."""
     medians = {}
@@ -82,7 +95,7 @@ def collect_medians(report):
         is_single = entry.get("run_type") == "iteration" and entry.get("repetitions", 1) <= 1
         if not (is_median or is_single):
             continue
-        name = re.sub(r"/real_time$", "", entry["run_name"])
+        name = re.sub(r"(/iterations:\d+)?(/real_time)?$", "", entry["run_name"])
         scale = TIME_UNITS_NS[entry["time_unit"]]
         values = {"real_ns": entry["real_time"] * scale, "cpu_ns": entry["cpu_time"] * scale,
                   "iterations": entry["iterations"]}
@@ -170,17 +183,17 @@ def launch_section(report):
                              {"ratio_real": r_real, "ratio_cpu": r_cpu})
         rows.append([f"kernel-mode launch, host side ({bind})", fmt_time(launch_real),
                      f"raw enqueue of the same invocation: {fmt_time(raw_real)}",
-                     fmt_ratio(r_real), fmt_ratio(r_cpu), "≤ 2×", status])
+                     fmt_ratio(r_real), fmt_ratio(r_cpu), "—", "≤ 2×", status])
         for kind, what in (("program_run", "DEVICE tensors"), ("program_run_host", "HOST tensors")):
             run_real = report.get(f"launch/{kind}/{bind}")
             rows.append([f"program-mode run, prepare+launch+wait+finalize, {what} ({bind})",
                          fmt_time(run_real), f"raw enqueue: {fmt_time(raw_real)}",
-                         fmt_ratio(ratio(run_real, raw_real)),
-                         f"{fmt_ratio(ratio(run_real, launch_real))} of the kernel-mode launch",
-                         "baseline", "—"])
+                         fmt_ratio(ratio(run_real, raw_real)), "—",
+                         fmt_ratio(ratio(run_real, launch_real)), "baseline", "—"])
     report.table("1. Launch, host side (median per call)",
-                 ["measurement", "replayrt", "limit", "replayrt / limit (real time)",
-                  "ratio (calling thread CPU time)", "goal", "status"], rows)
+                 ["measurement", "replayrt", "limit", "replayrt / limit",
+                  "same, calling thread's CPU time", "vs kernel-mode launch", "goal", "status"],
+                 rows)
 
 
 REPLAY_KERNELS = (("tiny", "tiny (launch-bound)"), ("compute10us", "~10 µs compute"))
@@ -377,9 +390,12 @@ def main():
         for program, repetitions, min_time in PROGRAMS:
             if args.filter and args.filter not in program:
                 continue
-            medians, context = run_program(args.build_dir, args.out_dir, program,
-                                           repetitions or args.repetitions,
-                                           min_time or args.min_time)
+            if args.report_only:
+                medians, context = load_program(args.out_dir, program)
+            else:
+                medians, context = run_program(args.build_dir, args.out_dir, program,
+                                               repetitions or args.repetitions,
+                                               min_time or args.min_time)
             results.update(medians)
             contexts[program] = context
     except RuntimeError as error:
@@ -400,9 +416,16 @@ def main():
     rounds = contexts.get("replay_bench", {}).get("compute_kernel_rounds")
     header = ["## replayrt benchmark results", ""]
     header += [f"- {line}" for line in machine]
-    header.append(f"- Load average before / after: {load_before[0]:.2f} / {load_after[0]:.2f}; "
-                  f"whole run {elapsed:.0f} s; {args.repetitions} repetitions of "
-                  f"{args.min_time} s each, medians shown")
+    if args.report_only:
+        header.append("- Tables rebuilt from the JSON an earlier run left in the output directory")
+    else:
+        header.append(f"- Load average before / after: {load_before[0]:.2f} / "
+                      f"{load_after[0]:.2f}; whole run {elapsed:.0f} s; {args.repetitions} "
+                      f"repetitions of {args.min_time} s each, medians shown")
+    starts = [f"{program} {context['load_avg'][0]:.2f}" for program, context in contexts.items()
+              if context.get("load_avg")]
+    if starts:
+        header.append("- Load average (1 min) as each program started: " + ", ".join(starts))
     if rounds:
         header.append(f"- ~10 µs compute kernel: {rounds} rounds (calibrated in this run)")
     met = sum(1 for goal in report.goals if goal["met"])

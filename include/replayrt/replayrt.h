@@ -173,8 +173,10 @@ RRT_API rrt_status_t rrt_device_alloc(rrt_context_t ctx, size_t bytes, void **ou
 /* RRT_ERR_INVALID_ARGUMENT for a pointer that rrt_device_alloc did not return or that was
    already freed. */
 RRT_API rrt_status_t rrt_device_free(rrt_context_t ctx, void *device_ptr);
-/* stream NULL: synchronous. On a capturing stream the copy is recorded, not executed. The
-   device range must lie inside one live allocation. */
+/* stream NULL: synchronous, and not ordered with work queued on any stream (synchronize that
+   stream first). With a stream: queued on it; on a capturing stream the copy is recorded, not
+   executed, and the host buffer must stay valid for every replay. The device range must lie
+   inside one live allocation. */
 RRT_API rrt_status_t rrt_memcpy_h2d(rrt_context_t ctx, void *dst, const void *src, size_t bytes,
                                     rrt_stream_t stream);
 RRT_API rrt_status_t rrt_memcpy_d2h(rrt_context_t ctx, void *dst, const void *src, size_t bytes,

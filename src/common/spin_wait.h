@@ -15,6 +15,13 @@ namespace replayrt {
 
 // How long a waiter spins before it blocks.
 inline constexpr std::chrono::nanoseconds kDefaultSpinBudget = std::chrono::microseconds(50);
+// How long a host thread waiting for device work (a stream or event synchronize) spins before
+// it blocks. Waking a parked thread costs 20-35 us on the 2-vCPU KVM guests this runs on, so a
+// wait that parks after 50 us pays up to 40% on top of a 50-200 us replay; spinning (yielding)
+// for 250 us bounds that to about 10% of any wait that is long enough to park. The waiting host
+// thread has nothing else to do, and CUDA's default (auto) scheduling spins for as long as the
+// device takes when processors are not oversubscribed.
+inline constexpr std::chrono::nanoseconds kHostWaitSpinBudget = std::chrono::microseconds(250);
 
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)

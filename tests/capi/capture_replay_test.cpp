@@ -1,5 +1,6 @@
 // Capture once, replay many times, through the public C ABI only.
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <thread>
@@ -434,6 +435,76 @@ TEST(ProgramModePipelineTest, TwoThreadsPrepareAndRunInBothSlotsAtOnce) {
   a.join();
   b.join();
   EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(rrt_context_destroy(ctx), RRT_OK);
+}
+
+}  // namespace
+
+namespace {
+
+// A user kernel that holds its worker until the test opens the gate.
+int gated_kernel(const rrt_kernel_args_t *, void *user) {
+  auto *gate = static_cast<std::atomic<bool> *>(user);
+  while (!gate->load(std::memory_order_acquire)) {
+    std::this_thread::yield();
+  }
+  return 0;
+}
+
+TEST(KernelLaunchTest, ALaunchReturnsWithoutWaitingForTheDevice) {
+  rrt_context_t ctx = make_context();
+  std::atomic<bool> gate{false};
+  std::int32_t gated = -1;
+  ASSERT_EQ(rrt_kernel_register(ctx, "gated", &gated_kernel, &gate, &gated), RRT_OK);
+  rrt_tensor_desc_t buffer{};
+  buffer.dtype = RRT_DTYPE_F32;
+  buffer.ndim = 1;
+  buffer.shape[0] = 16;
+  buffer.direction = RRT_DIR_INOUT;
+  const rrt_operand_t operand{RRT_OPERAND_PARAM, 0};
+  const rrt_task_desc_t task{gated, 1, &operand};
+  rrt_callable_desc_t desc{};
+  desc.struct_size = sizeof desc;
+  desc.num_params = 1;
+  desc.params = &buffer;
+  desc.num_tasks = 1;
+  desc.tasks = &task;
+  rrt_kernel_config_t config{};
+  config.struct_size = sizeof config;
+  config.context_generation = next_generation++;
+  ASSERT_EQ(rrt_capacity_plan_fit(&desc, &config.capacity), RRT_OK);
+  ASSERT_EQ(rrt_kernel_init(ctx, &config), RRT_OK);
+  std::int32_t id = -1;
+  ASSERT_EQ(rrt_callable_prepare(ctx, &desc, &id), RRT_OK);
+  rrt_stream_t stream = nullptr;
+  ASSERT_EQ(rrt_stream_create(ctx, &stream), RRT_OK);
+  void *device = nullptr;
+  ASSERT_EQ(rrt_device_alloc(ctx, 64, &device), RRT_OK);
+  const rrt_tensor_arg_t tensor{device, 64, RRT_SPACE_DEVICE};
+  const rrt_run_args_t args = args_of(&tensor, 1);
+
+  // Both launches return while the first is still held on the device: a launch enqueues and
+  // never synchronizes. A launch that waited would be released only by the watchdog, which
+  // opens the gate if the launches have not returned after a generous delay (a liveness
+  // bound, not a timing expectation), and the check below would then fail.
+  std::atomic<bool> returned{false};
+  std::thread watchdog([&] {
+    for (int i = 0; i < 500 && !returned.load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    gate.store(true, std::memory_order_release);
+  });
+  ASSERT_EQ(rrt_kernel_launch(ctx, id, &args, stream), RRT_OK);
+  ASSERT_EQ(rrt_kernel_launch(ctx, id, &args, stream), RRT_OK);
+  const bool held_on_device = !gate.load(std::memory_order_acquire);
+  returned.store(true);
+  watchdog.join();
+  EXPECT_TRUE(held_on_device) << "rrt_kernel_launch waited for the device";
+  EXPECT_EQ(stats_of(ctx).launches, 2u);
+  ASSERT_EQ(rrt_stream_synchronize(stream), RRT_OK);
+
+  EXPECT_EQ(rrt_stream_destroy(stream), RRT_OK);
+  EXPECT_EQ(rrt_device_free(ctx, device), RRT_OK);
   EXPECT_EQ(rrt_context_destroy(ctx), RRT_OK);
 }
 

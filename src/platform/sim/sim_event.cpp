@@ -28,8 +28,9 @@ bool SimEventState::is_complete(std::uint64_t sequence) const noexcept {
   return completed_.load(std::memory_order_acquire) >= sequence;
 }
 
-void SimEventState::wait_for(std::uint64_t sequence) const noexcept {
-  wait_until_at_least(completed_, sequence);
+void SimEventState::wait_for(std::uint64_t sequence,
+                             std::chrono::nanoseconds budget) const noexcept {
+  wait_until_at_least(completed_, sequence, budget);
 }
 
 Status SimEventState::carried_failure() const {
@@ -46,7 +47,7 @@ Status SimEvent::synchronize() {
   if (target == 0) {
     return Status::ok();
   }
-  state_->wait_for(target);
+  state_->wait_for(target, kHostWaitSpinBudget);
   return state_->carried_failure();
 }
 

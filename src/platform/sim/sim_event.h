@@ -2,10 +2,12 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 
+#include "common/spin_wait.h"
 #include "platform/device.h"
 
 namespace replayrt::sim {
@@ -32,8 +34,10 @@ class SimEventState {
   // A record older than one already executed changes nothing.
   void complete_record(std::uint64_t sequence, const Status &failure);
   bool is_complete(std::uint64_t sequence) const noexcept;
-  // Blocks until record `sequence` (or a later one) has executed: spins briefly, then parks.
-  void wait_for(std::uint64_t sequence) const noexcept;
+  // Blocks until record `sequence` (or a later one) has executed: spins for up to `budget`,
+  // then parks.
+  void wait_for(std::uint64_t sequence,
+                std::chrono::nanoseconds budget = kDefaultSpinBudget) const noexcept;
   // The failure carried by the highest-numbered executed record; OK for none.
   Status carried_failure() const;
 
@@ -54,6 +58,7 @@ class SimEvent final : public Event {
   SimEvent();
   ~SimEvent() override;
 
+  // A host wait: spins for up to kHostWaitSpinBudget, then parks.
   Status synchronize() override;
   bool query() const override;
 

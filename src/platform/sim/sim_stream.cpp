@@ -111,7 +111,7 @@ Status SimStream::synchronize() {
     }
     target = enqueued_.load(std::memory_order_relaxed);
   }
-  wait_until_at_least(completed_, target);
+  wait_until_at_least(completed_, target, kHostWaitSpinBudget);
   if (!failed_.load(std::memory_order_acquire)) {
     return Status::ok();
   }

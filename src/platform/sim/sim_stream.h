@@ -25,7 +25,8 @@ namespace replayrt::sim {
 // a range that is not live when the copy runs is the copy's failure, with SimMemory's
 // RRT_ERR_INVALID_ARGUMENT), launches by calling the entry on the executor thread with the
 // invocation bytes copied at enqueue. When the queue is empty it spins briefly for more work,
-// then parks. synchronize() and the destructor wait the same way: spin briefly, then block.
+// then parks. synchronize() spins for up to kHostWaitSpinBudget, then blocks; the destructor
+// spins briefly, then blocks.
 //
 // Failures: the first failing copy, memset or launch, or a wait on an event whose record
 // carried a failure, becomes the stream's sticky failure (a failed wait keeps the event's code
