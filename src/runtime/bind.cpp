@@ -51,7 +51,10 @@ Status stage_host_tensors(const HostApi &api, const BindRequest &request,
       required += slice_bytes(arg.bytes);
     }
   }
-  RRT_RETURN_IF_ERROR(source.begin(api, required));
+  // A run with no HOST tensor needs nothing from the source, so nothing can grow.
+  if (required != 0) {
+    RRT_RETURN_IF_ERROR(source.begin(api, required));
+  }
   for (std::size_t i = 0; i < params.size(); ++i) {
     const rrt_tensor_arg_t &arg = request.args.tensors[i];
     if (arg.space == RRT_SPACE_DEVICE) {

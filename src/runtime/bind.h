@@ -19,11 +19,13 @@ struct BindRequest {
   std::int32_t callable_id = -1;
   std::uint64_t generation = 0;
   RunArgsView args;
-  // Kernel mode: the image placed in the frozen capacity when the callable was prepared (the
-  // runtime image in runtime_pool, or the host-build definition), and for host-build the
-  // scheduler seed and state behind it in runtime_pool. Null in program mode.
+  // Kernel mode: where the callable was placed in the frozen capacity when it was prepared:
+  // its image (the runtime image in runtime_pool, or the host-build definition), the
+  // scheduler state it uses (gm_sm, or the host-build seed with the state behind it in
+  // runtime_pool) and the gm_heap it baked. Null in program mode.
   const void *resident_image = nullptr;
   const void *resident_scheduler = nullptr;
+  const void *resident_gm_heap = nullptr;
   // Where the device writes per-task timings and the launch's device-wall record (both null:
   // profiling off).
   void *profile_timings = nullptr;

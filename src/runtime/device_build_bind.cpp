@@ -45,13 +45,17 @@ Status bind_device_build(const HostApi &api, const BindRequest &request, BoundRu
   RRT_RETURN_IF_ERROR(
       stage_host_tensors(api, request, kRetainedStagingSource, &addresses, out));
 
-  const void *image = request.resident_image;
-  if (!api.is_kernel_mode()) {
-    RRT_RETURN_IF_ERROR(prepare_program_image(api, request, &image));
-  } else if (image == nullptr) {
-    return Status::error(RRT_ERR_CALLABLE_NOT_RESIDENT,
-                         format("callable %d has no resident image", request.callable_id));
+  if (api.is_kernel_mode()) {
+    if (request.resident_image == nullptr) {
+      return Status::error(RRT_ERR_CALLABLE_NOT_RESIDENT,
+                           format("callable %d has no resident image", request.callable_id));
+    }
+    finish_bind(api, request, request.resident_image, request.resident_scheduler,
+                request.resident_gm_heap, addresses, out);
+    return Status::ok();
   }
+  const void *image = nullptr;
+  RRT_RETURN_IF_ERROR(prepare_program_image(api, request, &image));
   const BankBases bases = api.pooled_bases();
   finish_bind(api, request, image, bases.gm_sm, bases.gm_heap, addresses, out);
   return Status::ok();

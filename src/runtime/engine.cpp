@@ -115,10 +115,7 @@ Status Engine::finalize() {
     const std::lock_guard<std::mutex> lock(launch_mutex_);
     last_serialized_stream_ = nullptr;
   }
-  {
-    const std::lock_guard<std::mutex> lock(callables_mutex_);
-    callables_.clear();
-  }
+  callables_.clear();
   epoch_.fetch_add(1, std::memory_order_acq_rel);
   for (auto &busy : slot_busy_) {
     busy.store(false, std::memory_order_release);
@@ -140,24 +137,13 @@ Status Engine::prepare_callable(const rrt_callable_desc_t &desc, std::int32_t *o
                                 static_cast<unsigned long long>(needs.image),
                                 static_cast<unsigned long long>(kMaxCallableImageBytes)));
   }
-  const std::lock_guard<std::mutex> lock(callables_mutex_);
-  if (callables_.size() >= static_cast<std::size_t>(kMaxCallables)) {
-    return Status::error(RRT_ERR_CALLABLE_COUNT_EXCEEDED,
-                         format("the context already holds %d callables (the maximum); "
-                                "finalize it to start over",
-                                kMaxCallables));
-  }
-  CallableRecord record;
-  record.generation = next_generation_;
-  const auto id = static_cast<std::int32_t>(callables_.size());
-  if (is_kernel()) {
-    RRT_RETURN_IF_ERROR(place_resident(*callable, id, &record));
-  }
-  record.callable = std::move(callable);
-  ++next_generation_;
-  callables_.push_back(std::move(record));
-  *out_id = id;
-  return Status::ok();
+  std::shared_ptr<const Callable> shared = std::move(callable);
+  return callables_.add(
+      [&](std::int32_t id, CallableRecord *record) {
+        record->callable = shared;
+        return is_kernel() ? place_resident(*shared, id, record) : Status::ok();
+      },
+      out_id);
 }
 
 Status Engine::place_resident(const Callable &callable, std::int32_t id, CallableRecord *record) {
@@ -177,6 +163,8 @@ Status Engine::place_resident(const Callable &callable, std::int32_t id, Callabl
     RRT_RETURN_IF_ERROR(build_task_graph_image(callable, binding, host_image));
     RRT_RETURN_IF_ERROR(device_->copy_host_to_device(image, host_image.data(), needs.image));
     record->resident_image = image;
+    record->resident_scheduler = bases.gm_sm;
+    record->resident_gm_heap = bases.gm_heap;
   } else {
     void *pool = nullptr;
     GraphDefinitionStore::Placement definition;
@@ -188,27 +176,29 @@ Status Engine::place_resident(const Callable &callable, std::int32_t id, Callabl
     std::vector<std::byte> seed_bytes(needs.scheduler_state);
     RRT_RETURN_IF_ERROR(build_scheduler_seed(callable, record->generation, seed_bytes));
     RRT_RETURN_IF_ERROR(device_->copy_host_to_device(seed, seed_bytes.data(), seed_bytes.size()));
-    const ImageBinding binding{id, record->generation, context_.pooled_bases(0).gm_heap,
-                               seed + needs.scheduler_state, seed};
+    const void *gm_heap = context_.pooled_bases(0).gm_heap;
+    const ImageBinding binding{id, record->generation, gm_heap, seed + needs.scheduler_state,
+                               seed};
     RRT_RETURN_IF_ERROR(build_task_graph_image(callable, binding, host_image));
     RRT_RETURN_IF_ERROR(
         device_->copy_host_to_device(definition.address, host_image.data(), needs.image));
     record->resident_image = definition.address;
     record->resident_scheduler = seed;
+    record->resident_gm_heap = gm_heap;
   }
   TaskTiming *timings = nullptr;
   LaunchRecord *wall = nullptr;
   return context_.profile_area(growth, 0, tasks, &timings, &wall);
 }
 
-Status Engine::find_callable(std::int32_t id, CallableRecord *out) const {
-  const std::lock_guard<std::mutex> lock(callables_mutex_);
-  if (id < 0 || static_cast<std::size_t>(id) >= callables_.size()) {
+Status Engine::find_callable(std::int32_t id, const CallableRecord **out) const {
+  const CallableRecord *record = callables_.find(id);
+  if (record == nullptr) {
     return Status::error(
         RRT_ERR_CALLABLE_NOT_RESIDENT,
         format("callable id %d is not prepared in this context", static_cast<int>(id)));
   }
-  *out = callables_[static_cast<std::size_t>(id)];
+  *out = record;
   return Status::ok();
 }
 
@@ -221,12 +211,15 @@ Status Engine::bind(const HostApi &api, std::int32_t id, const CallableRecord &r
   request.args = args;
   request.resident_image = record.resident_image;
   request.resident_scheduler = record.resident_scheduler;
-  TaskTiming *timings = nullptr;
-  LaunchRecord *wall = nullptr;
-  RRT_RETURN_IF_ERROR(api.profile_area(static_cast<std::uint32_t>(record.callable->tasks().size()),
-                                       &timings, &wall));
-  request.profile_timings = timings;
-  request.profile_wall = wall;
+  request.resident_gm_heap = record.resident_gm_heap;
+  if (context_.profiling()) {
+    TaskTiming *timings = nullptr;
+    LaunchRecord *wall = nullptr;
+    RRT_RETURN_IF_ERROR(api.profile_area(
+        static_cast<std::uint32_t>(record.callable->tasks().size()), &timings, &wall));
+    request.profile_timings = timings;
+    request.profile_wall = wall;
+  }
   if (record.callable->bind() == RRT_BIND_HOST_BUILD) {
     return bind_host_build(api, request, out);
   }
@@ -257,8 +250,9 @@ Status Engine::run_prepare(std::int32_t callable_id, const RunArgsView &args,
                          "program-mode runs are not available on a kernel-mode context; use "
                          "rrt_kernel_launch");
   }
-  CallableRecord record;
-  RRT_RETURN_IF_ERROR(find_callable(callable_id, &record));
+  const CallableRecord *found = nullptr;
+  RRT_RETURN_IF_ERROR(find_callable(callable_id, &found));
+  const CallableRecord &record = *found;
   RRT_RETURN_IF_ERROR(validate_run_args(*record.callable, args, *device_));
 
   int slot = -1;
@@ -373,14 +367,17 @@ Status Engine::kernel_launch(std::int32_t callable_id, const RunArgsView &args, 
                          "kernel launches need a kernel-mode context; this one is in program "
                          "mode (use rrt_run)");
   }
-  CallableRecord record;
+  const CallableRecord *record = nullptr;
   RRT_RETURN_IF_ERROR(find_callable(callable_id, &record));
-  RRT_RETURN_IF_ERROR(validate_run_args(*record.callable, args, *device_));
+  RRT_RETURN_IF_ERROR(validate_run_args(*record->callable, args, *device_));
 
   const std::lock_guard<std::mutex> lock(launch_mutex_);
   const HostApi api = context_.host_api(0, 0, true);
-  Status bound = bind(api, callable_id, record, args, &launch_scratch_);
-  context_.end_host_staging(0);
+  Status bound = bind(api, callable_id, *record, args, &launch_scratch_);
+  const bool staged = !launch_scratch_.copies_in.empty() || !launch_scratch_.copies_out.empty();
+  if (record->callable->bind() == RRT_BIND_HOST_BUILD && staged) {
+    context_.end_host_staging(0);
+  }
   RRT_RETURN_IF_ERROR(bound);
   const bool capturing = caller.is_capturing();
   if (!capturing) {

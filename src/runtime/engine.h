@@ -17,6 +17,7 @@
 #include "platform/device.h"
 #include "runtime/bound_run.h"
 #include "runtime/callable.h"
+#include "runtime/callable_table.h"
 #include "runtime/device/device_runtime.h"
 #include "runtime/kernel_registry.h"
 
@@ -71,7 +72,7 @@ class ProgramRun {
 // registration may come from several threads; init and finalize must not race with anything.
 class Engine {
  public:
-  static constexpr std::int32_t kMaxCallables = 4096;
+  static constexpr std::int32_t kMaxCallables = CallableTable::kCapacity;
   // Bytes of host-side image a callable may have (RRT_ERR_CALLABLE_BYTES_EXCEEDED beyond).
   static constexpr std::uint64_t kMaxCallableImageBytes = std::uint64_t{64} << 20;
 
@@ -133,18 +134,14 @@ class Engine {
 
   Engine(std::unique_ptr<Device> device, unsigned device_workers);
 
-  struct CallableRecord {
-    std::shared_ptr<const Callable> callable;
-    std::uint64_t generation = 0;
-    const void *resident_image = nullptr;      // kernel mode: image or definition
-    const void *resident_scheduler = nullptr;  // kernel mode, host-build: seed and state
-  };
+  using CallableRecord = CallableTable::Record;
 
   // Kernel mode: places the callable's image (device-build) or definition and scheduler seed
   // (host-build) in the frozen capacity and uploads them.
   Status place_resident(const Callable &callable, std::int32_t id, CallableRecord *record);
 
-  Status find_callable(std::int32_t id, CallableRecord *out) const;
+  // The record of a prepared callable; CALLABLE_NOT_RESIDENT otherwise.
+  Status find_callable(std::int32_t id, const CallableRecord **out) const;
   Status bind(const HostApi &api, std::int32_t id, const CallableRecord &record,
               const RunArgsView &args, BoundRun *out);
   Status enqueue_bound(const BoundRun &bound, Stream &stream);
@@ -162,9 +159,7 @@ class Engine {
   std::atomic<Lifecycle> lifecycle_{Lifecycle::kCreated};
   std::atomic<std::uint64_t> epoch_{0};
 
-  mutable std::mutex callables_mutex_;
-  std::vector<CallableRecord> callables_;
-  std::uint64_t next_generation_ = 1;
+  CallableTable callables_;
 
   std::array<std::atomic<bool>, DeviceContext::kPipelineDepth> slot_busy_{};
 

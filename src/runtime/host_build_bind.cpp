@@ -80,7 +80,7 @@ Status bind_host_build(const HostApi &api, const BindRequest &request, BoundRun 
 
   const void *definition = request.resident_image;
   const void *pool = request.resident_scheduler;
-  const void *gm_heap = api.pooled_bases().gm_heap;
+  const void *gm_heap = request.resident_gm_heap;
   if (!api.is_kernel_mode()) {
     RRT_RETURN_IF_ERROR(place_program_graph(api, request, &definition, &pool, &gm_heap));
   } else if (definition == nullptr || pool == nullptr) {

@@ -115,6 +115,8 @@ TEST_F(DeviceBuildBindTest, KernelModeBindsTheResidentImageWithoutArenaCallsOrUp
       {in_, 64, RRT_SPACE_HOST}, {inout_, 64, RRT_SPACE_HOST}, {out_, 64, RRT_SPACE_HOST}};
   BindRequest r = request(tensors);
   r.resident_image = image;
+  r.resident_scheduler = context_.pooled_bases(0).gm_sm;
+  r.resident_gm_heap = context_.pooled_bases(0).gm_heap;
   const HostApi api(&ops_, &runner_, 0, 0, true);
   const MemoryCounters before = rig_.counters();
   BoundRun bound;
@@ -122,6 +124,8 @@ TEST_F(DeviceBuildBindTest, KernelModeBindsTheResidentImageWithoutArenaCallsOrUp
   EXPECT_EQ(runner_.arena_calls, 0);
   EXPECT_EQ(runner_.uploads, 0);
   EXPECT_EQ(bound.referenced[0], image);
+  EXPECT_EQ(bound.referenced[1], r.resident_scheduler);
+  EXPECT_EQ(bound.referenced[2], r.resident_gm_heap);
   EXPECT_EQ(rig_.counters().allocation_calls, before.allocation_calls);
   EXPECT_EQ(rig_.counters().free_calls, before.free_calls);
 }

@@ -83,29 +83,28 @@ SimGraph::SimGraph(const SimMemory &memory, std::vector<SimOperation> operations
 SimGraph::~SimGraph() = default;
 
 Status SimGraph::check_addresses() const {
-  for (const CapturedAddress &captured : addresses_) {
-    const auto now = memory_.find_allocation(as_ptr(captured.address));
-    if (now && now->base == captured.base && now->generation == captured.generation) {
-      continue;
-    }
-    const unsigned long long captured_generation = captured.generation;
-    if (!now) {
-      return Status::error(
-          RRT_ERR_STALE_ADDRESS,
-          format("graph replay: captured address %p is no longer inside a live device "
-                 "allocation (its allocation at %p, generation %llu, was freed)",
-                 as_ptr(captured.address), as_ptr(captured.base), captured_generation));
-    }
-    const unsigned long long now_generation = now->generation;
+  const std::size_t stale = memory_.first_stale(addresses_);
+  if (stale == addresses_.size()) {
+    return Status::ok();
+  }
+  const CapturedAddress &captured = addresses_[stale];
+  const auto now = memory_.find_allocation(as_ptr(captured.address));
+  const unsigned long long captured_generation = captured.generation;
+  if (!now) {
     return Status::error(
         RRT_ERR_STALE_ADDRESS,
-        format("graph replay: captured address %p was captured in the allocation at %p, "
-               "generation %llu, which was freed; it now lies in a different allocation at %p, "
-               "generation %llu",
-               as_ptr(captured.address), as_ptr(captured.base), captured_generation,
-               as_ptr(now->base), now_generation));
+        format("graph replay: captured address %p is no longer inside a live device "
+               "allocation (its allocation at %p, generation %llu, was freed)",
+               as_ptr(captured.address), as_ptr(captured.base), captured_generation));
   }
-  return Status::ok();
+  const unsigned long long now_generation = now->generation;
+  return Status::error(
+      RRT_ERR_STALE_ADDRESS,
+      format("graph replay: captured address %p was captured in the allocation at %p, "
+             "generation %llu, which was freed; it now lies in a different allocation at %p, "
+             "generation %llu",
+             as_ptr(captured.address), as_ptr(captured.base), captured_generation,
+             as_ptr(now->base), now_generation));
 }
 
 }  // namespace replayrt::sim

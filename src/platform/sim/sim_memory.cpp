@@ -149,6 +149,17 @@ bool SimMemory::is_live(const void *address, std::uint64_t generation) const {
   return info && info->generation == generation;
 }
 
+std::size_t SimMemory::first_stale(std::span<const CapturedAddress> captured) const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  for (std::size_t i = 0; i < captured.size(); ++i) {
+    const auto now = find_locked(captured[i].address);
+    if (!now || now->base != captured[i].base || now->generation != captured[i].generation) {
+      return i;
+    }
+  }
+  return captured.size();
+}
+
 MemoryCounters SimMemory::counters() const {
   const std::lock_guard<std::mutex> lock(mutex_);
   return counters_;

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
 
 #include "platform/device.h"
 
@@ -50,6 +51,10 @@ class SimMemory {
   std::optional<AllocationInfo> find_allocation(const void *address) const;
   // True when `address` lies in a live allocation whose generation is `generation`.
   bool is_live(const void *address, std::uint64_t generation) const;
+  // The index of the first captured address that no longer lies in the allocation (base and
+  // generation) it was captured in, or captured.size() when all of them still do. One lock
+  // for the whole check.
+  std::size_t first_stale(std::span<const CapturedAddress> captured) const;
   MemoryCounters counters() const;
   std::size_t quarantined_bytes() const;
 
