@@ -23,6 +23,12 @@ struct AllocationInfo {
   std::uint64_t generation = 0;
 };
 
+// A device byte range [address, address + bytes).
+struct AddressRange {
+  const void *address = nullptr;
+  std::size_t bytes = 0;
+};
+
 struct MemoryCounters {
   std::uint64_t allocation_calls = 0;  // successful allocations
   std::uint64_t free_calls = 0;        // successful frees
@@ -84,6 +90,9 @@ class Device {
 
   // The live allocation containing `address`, if any.
   virtual std::optional<AllocationInfo> find_allocation(const void *address) const = 0;
+  // The index of the first range that does not lie inside one live allocation, or
+  // ranges.size() when all do. A backend may answer for the whole batch at once.
+  virtual std::size_t first_range_outside_allocations(std::span<const AddressRange> ranges) const;
   virtual MemoryCounters memory_counters() const = 0;
 
   virtual Status create_stream(std::unique_ptr<Stream> *out) = 0;

@@ -47,6 +47,10 @@ class FaultInjectingDevice final : public Device {
   std::optional<AllocationInfo> find_allocation(const void *address) const override {
     return inner_.find_allocation(address);
   }
+  std::size_t first_range_outside_allocations(
+      std::span<const AddressRange> ranges) const override {
+    return inner_.first_range_outside_allocations(ranges);
+  }
   MemoryCounters memory_counters() const override { return inner_.memory_counters(); }
   Status create_stream(std::unique_ptr<Stream> *out) override { return inner_.create_stream(out); }
   Status create_event(std::unique_ptr<Event> *out) override { return inner_.create_event(out); }

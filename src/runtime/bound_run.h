@@ -28,6 +28,7 @@ struct RunArgsView {
 
 struct BoundRun {
   std::vector<std::uint64_t> invocation;  // header + payload, 8-byte aligned
+  std::vector<void *> tensor_addresses;   // every tensor's device address, in parameter order
   std::size_t invocation_bytes = 0;
   std::vector<StagedCopy> copies_in;
   std::vector<StagedCopy> copies_out;
@@ -41,6 +42,7 @@ struct BoundRun {
   // Empties every list, keeping capacity, so a steady state allocates nothing.
   void clear() noexcept {
     invocation_bytes = 0;
+    tensor_addresses.clear();
     copies_in.clear();
     copies_out.clear();
     referenced.clear();

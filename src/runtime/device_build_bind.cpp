@@ -40,7 +40,7 @@ Status prepare_program_image(const HostApi &api, const BindRequest &request, con
 Status bind_device_build(const HostApi &api, const BindRequest &request, BoundRun *out) {
   const Callable &callable = *request.callable;
   out->clear();
-  thread_local std::vector<void *> addresses;
+  std::vector<void *> &addresses = out->tensor_addresses;
   addresses.assign(callable.params().size(), nullptr);
   RRT_RETURN_IF_ERROR(
       stage_host_tensors(api, request, kRetainedStagingSource, &addresses, out));

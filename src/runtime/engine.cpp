@@ -378,7 +378,7 @@ Status Engine::kernel_launch(std::int32_t callable_id, const RunArgsView &args, 
   if (record->callable->bind() == RRT_BIND_HOST_BUILD && staged) {
     context_.end_host_staging(0);
   }
-  RRT_RETURN_IF_ERROR(bound);
+  RRT_RETURN_IF_ERROR(std::move(bound));
   const bool capturing = caller.is_capturing();
   if (!capturing) {
     serialize_before(caller);

@@ -74,7 +74,7 @@ std::uint64_t host_build_definition_key(const Callable &callable, std::uint64_t 
 Status bind_host_build(const HostApi &api, const BindRequest &request, BoundRun *out) {
   const Callable &callable = *request.callable;
   out->clear();
-  thread_local std::vector<void *> addresses;
+  std::vector<void *> &addresses = out->tensor_addresses;
   addresses.assign(callable.params().size(), nullptr);
   RRT_RETURN_IF_ERROR(stage_host_tensors(api, request, kHostStagingSource, &addresses, out));
 

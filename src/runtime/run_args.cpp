@@ -1,8 +1,30 @@
 #include "runtime/run_args.h"
 
+#include <vector>
+
 #include "common/format.h"
 
 namespace replayrt {
+
+namespace {
+
+// Names what is wrong with the DEVICE tensor `index`, which the batch check rejected.
+Status device_tensor_error(std::size_t index, const rrt_tensor_arg_t &arg, const Device &device) {
+  const auto owner = device.find_allocation(arg.addr);
+  if (!owner) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                         format("tensor %zu: DEVICE address %p is not inside a live device "
+                                "allocation",
+                                index, arg.addr));
+  }
+  return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                       format("tensor %zu: %llu bytes at %p run past the end of the allocation "
+                              "at %p",
+                              index, static_cast<unsigned long long>(arg.bytes), arg.addr,
+                              reinterpret_cast<const void *>(owner->base)));
+}
+
+}  // namespace
 
 Status validate_run_args(const Callable &callable, const RunArgsView &args, const Device &device) {
   const auto params = callable.params();
@@ -16,6 +38,11 @@ Status validate_run_args(const Callable &callable, const RunArgsView &args, cons
                          format("the callable takes %u scalars, the run passes %zu",
                                 callable.num_scalars(), args.scalars.size()));
   }
+  // The DEVICE tensors are checked against the device's allocations in one batch.
+  thread_local std::vector<AddressRange> device_ranges;
+  thread_local std::vector<std::size_t> device_tensors;
+  device_ranges.clear();
+  device_tensors.clear();
   for (std::size_t i = 0; i < params.size(); ++i) {
     const rrt_tensor_arg_t &arg = args.tensors[i];
     if (arg.space != RRT_SPACE_HOST && arg.space != RRT_SPACE_DEVICE) {
@@ -32,22 +59,14 @@ Status validate_run_args(const Callable &callable, const RunArgsView &args, cons
                                   static_cast<unsigned long long>(params[i].bytes)));
     }
     if (arg.space == RRT_SPACE_DEVICE) {
-      const auto owner = device.find_allocation(arg.addr);
-      const auto start = reinterpret_cast<std::uintptr_t>(arg.addr);
-      if (!owner) {
-        return Status::error(RRT_ERR_INVALID_ARGUMENT,
-                             format("tensor %zu: DEVICE address %p is not inside a live device "
-                                    "allocation",
-                                    i, arg.addr));
-      }
-      if (arg.bytes > owner->size - (start - owner->base)) {
-        return Status::error(RRT_ERR_INVALID_ARGUMENT,
-                             format("tensor %zu: %llu bytes at %p run past the end of the "
-                                    "allocation at %p",
-                                    i, static_cast<unsigned long long>(arg.bytes), arg.addr,
-                                    reinterpret_cast<const void *>(owner->base)));
-      }
+      device_ranges.push_back(AddressRange{arg.addr, arg.bytes});
+      device_tensors.push_back(i);
     }
+  }
+  const std::size_t outside = device.first_range_outside_allocations(device_ranges);
+  if (outside != device_ranges.size()) {
+    const std::size_t index = device_tensors[outside];
+    return device_tensor_error(index, args.tensors[index], device);
   }
   return Status::ok();
 }

@@ -160,6 +160,19 @@ std::size_t SimMemory::first_stale(std::span<const CapturedAddress> captured) co
   return captured.size();
 }
 
+std::size_t SimMemory::first_range_outside_allocations(
+    std::span<const AddressRange> ranges) const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    const auto start = reinterpret_cast<std::uintptr_t>(ranges[i].address);
+    const auto owner = find_locked(start);
+    if (!owner || ranges[i].bytes > owner->size - (start - owner->base)) {
+      return i;
+    }
+  }
+  return ranges.size();
+}
+
 MemoryCounters SimMemory::counters() const {
   const std::lock_guard<std::mutex> lock(mutex_);
   return counters_;

@@ -55,6 +55,8 @@ class SimMemory {
   // generation) it was captured in, or captured.size() when all of them still do. One lock
   // for the whole check.
   std::size_t first_stale(std::span<const CapturedAddress> captured) const;
+  // The index of the first range not inside one live allocation, or ranges.size(); one lock.
+  std::size_t first_range_outside_allocations(std::span<const AddressRange> ranges) const;
   MemoryCounters counters() const;
   std::size_t quarantined_bytes() const;
 
