@@ -62,9 +62,10 @@ struct Execution {
     if (!kernels->contains(task.kernel_id)) {
       return -1;
     }
-    std::array<void *, kMaxOperands> addresses{};
-    std::array<std::uint64_t, kMaxOperands> sizes{};
-    std::array<std::uint64_t, kMaxOperands> scalars{};
+    // Only the first num_tensors / num_scalars entries are written and read.
+    std::array<void *, kMaxOperands> addresses;
+    std::array<std::uint64_t, kMaxOperands> sizes;
+    std::array<std::uint64_t, kMaxOperands> scalars;
     const std::uint32_t count = task.num_tensors + task.num_scalars;
     if (task.num_tensors > kMaxOperands || task.num_scalars > kMaxOperands ||
         task.first_operand + count > image->num_operands) {
