@@ -1,6 +1,7 @@
 #include "runtime/run_args.h"
 
-#include <vector>
+#include <array>
+#include <span>
 
 #include "common/format.h"
 
@@ -38,11 +39,20 @@ Status validate_run_args(const Callable &callable, const RunArgsView &args, cons
                          format("the callable takes %u scalars, the run passes %zu",
                                 callable.num_scalars(), args.scalars.size()));
   }
-  // The DEVICE tensors are checked against the device's allocations in one batch.
-  thread_local std::vector<AddressRange> device_ranges;
-  thread_local std::vector<std::size_t> device_tensors;
-  device_ranges.clear();
-  device_tensors.clear();
+  // The DEVICE tensors are checked against the device's allocations in batches.
+  constexpr std::size_t kBatch = 16;
+  std::array<AddressRange, kBatch> ranges;
+  std::array<std::size_t, kBatch> indices;
+  std::size_t pending = 0;
+  const auto check_pending = [&]() -> Status {
+    const std::size_t outside =
+        device.first_range_outside_allocations(std::span(ranges.data(), pending));
+    if (outside != pending) {
+      return device_tensor_error(indices[outside], args.tensors[indices[outside]], device);
+    }
+    pending = 0;
+    return Status::ok();
+  };
   for (std::size_t i = 0; i < params.size(); ++i) {
     const rrt_tensor_arg_t &arg = args.tensors[i];
     if (arg.space != RRT_SPACE_HOST && arg.space != RRT_SPACE_DEVICE) {
@@ -59,14 +69,15 @@ Status validate_run_args(const Callable &callable, const RunArgsView &args, cons
                                   static_cast<unsigned long long>(params[i].bytes)));
     }
     if (arg.space == RRT_SPACE_DEVICE) {
-      device_ranges.push_back(AddressRange{arg.addr, arg.bytes});
-      device_tensors.push_back(i);
+      ranges[pending] = AddressRange{arg.addr, arg.bytes};
+      indices[pending] = i;
+      if (++pending == kBatch) {
+        RRT_RETURN_IF_ERROR(check_pending());
+      }
     }
   }
-  const std::size_t outside = device.first_range_outside_allocations(device_ranges);
-  if (outside != device_ranges.size()) {
-    const std::size_t index = device_tensors[outside];
-    return device_tensor_error(index, args.tensors[index], device);
+  if (pending != 0) {
+    RRT_RETURN_IF_ERROR(check_pending());
   }
   return Status::ok();
 }
