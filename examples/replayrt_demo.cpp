@@ -281,12 +281,11 @@ int main(int argc, char **argv) {
   std::printf("  device allocations after init        %llu (frees %llu)\n", allocations_after_init,
               frees_after_init);
   std::printf("  capacity refusals                    %llu\n", refusals);
-  std::printf("  base changes in the kernel context   %llu\n",
-              static_cast<unsigned long long>(
-                  kernel_stats.regions[RRT_GROWTH_ARENA_GM_HEAP].base_changes +
-                  kernel_stats.regions[RRT_GROWTH_ARENA_GM_SM].base_changes +
-                  kernel_stats.regions[RRT_GROWTH_ARENA_RUNTIME_POOL].base_changes +
-                  kernel_stats.regions[RRT_GROWTH_RETAINED_STAGING].base_changes));
+  unsigned long long base_changes = 0;
+  for (const rrt_region_stats_t &region : kernel_stats.regions) {
+    base_changes += region.base_changes;
+  }
+  std::printf("  base changes in the kernel context   %llu\n", base_changes);
   std::printf("  time per replay (input copy, replay, output copy)     %.1f us\n", per_replay_us);
   std::printf("  time per eager program-mode run (HOST tensors staged)  %.1f us\n", per_eager_us);
   std::printf("  program-mode device allocations      %llu over %d runs\n",

@@ -40,7 +40,7 @@ RRT_API rrt_status_t rrt_run_launch(rrt_run_t run, rrt_stream_t stream) {
       RRT_RETURN_IF_ERROR(replayrt::capi::check_stream_of(run->context, stream));
     }
     return run->context->engine->run_launch(*run->run,
-                                             stream != nullptr ? stream->stream.get() : nullptr);
+                                            stream != nullptr ? stream->stream.get() : nullptr);
   });
 }
 

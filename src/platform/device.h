@@ -140,8 +140,7 @@ class Stream {
   // through every replay).
   virtual Status enqueue_copy_host_to_device(void *dst, const void *src, std::size_t bytes) = 0;
   virtual Status enqueue_copy_device_to_host(void *dst, const void *src, std::size_t bytes) = 0;
-  virtual Status enqueue_copy_device_to_device(void *dst, const void *src,
-                                               std::size_t bytes) = 0;
+  virtual Status enqueue_copy_device_to_device(void *dst, const void *src, std::size_t bytes) = 0;
   virtual Status enqueue_memset(void *dst, int value, std::size_t bytes) = 0;
   virtual Status enqueue_launch(const LaunchRequest &request) = 0;
 

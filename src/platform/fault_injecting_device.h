@@ -47,8 +47,7 @@ class FaultInjectingDevice final : public Device {
   std::optional<AllocationInfo> find_allocation(const void *address) const override {
     return inner_.find_allocation(address);
   }
-  std::size_t first_range_outside_allocations(
-      std::span<const AddressRange> ranges) const override {
+  std::size_t first_range_outside_allocations(std::span<const AddressRange> ranges) const override {
     return inner_.first_range_outside_allocations(ranges);
   }
   MemoryCounters memory_counters() const override { return inner_.memory_counters(); }

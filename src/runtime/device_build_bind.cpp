@@ -42,8 +42,7 @@ Status bind_device_build(const HostApi &api, const BindRequest &request, BoundRu
   out->clear();
   std::vector<void *> &addresses = out->tensor_addresses;
   addresses.assign(callable.params().size(), nullptr);
-  RRT_RETURN_IF_ERROR(
-      stage_host_tensors(api, request, kRetainedStagingSource, &addresses, out));
+  RRT_RETURN_IF_ERROR(stage_host_tensors(api, request, kRetainedStagingSource, &addresses, out));
 
   if (api.is_kernel_mode()) {
     if (request.resident_image == nullptr) {

@@ -177,8 +177,7 @@ Status Engine::place_resident(const Callable &callable, std::int32_t id, Callabl
     RRT_RETURN_IF_ERROR(build_scheduler_seed(callable, record->generation, seed_bytes));
     RRT_RETURN_IF_ERROR(device_->copy_host_to_device(seed, seed_bytes.data(), seed_bytes.size()));
     const void *gm_heap = context_.pooled_bases(0).gm_heap;
-    const ImageBinding binding{id, record->generation, gm_heap, seed + needs.scheduler_state,
-                               seed};
+    const ImageBinding binding{id, record->generation, gm_heap, seed + needs.scheduler_state, seed};
     RRT_RETURN_IF_ERROR(build_task_graph_image(callable, binding, host_image));
     RRT_RETURN_IF_ERROR(
         device_->copy_host_to_device(definition.address, host_image.data(), needs.image));

@@ -7,9 +7,9 @@
 
 #include "common/status.h"
 #include "context/host_api.h"
+#include "runtime/bind.h"
 #include "runtime/bound_run.h"
 #include "runtime/callable.h"
-#include "runtime/bind.h"
 
 namespace replayrt {
 

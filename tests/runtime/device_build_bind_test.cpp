@@ -104,7 +104,7 @@ TEST_F(DeviceBuildBindTest, KernelModeBindsTheResidentImageWithoutArenaCallsOrUp
   plan.gm_heap_bytes = callable_->requirements().gm_heap;
   plan.gm_sm_bytes = callable_->requirements().scheduler_state;
   plan.runtime_pool_bytes = 4096;
-  plan.retained_staging_bytes = 3 * 1024;
+  plan.retained_staging_bytes = std::uint64_t{3} * 1024;
   ASSERT_TRUE(context_.commit_capacity_plan(plan, 0).is_ok());
   void *image = nullptr;
   ASSERT_TRUE(context_
@@ -134,7 +134,7 @@ TEST_F(DeviceBuildBindTest, KernelModeStagingBeyondThePlanIsRefusedBeforeAnythin
   make_callable();
   ASSERT_TRUE(context_.latch().latch(ExecutionMode::kKernel).is_ok());
   rrt_capacity_plan_t plan{};
-  plan.retained_staging_bytes = 2 * 1024;
+  plan.retained_staging_bytes = std::uint64_t{2} * 1024;
   ASSERT_TRUE(context_.commit_capacity_plan(plan, 0).is_ok());
   const RegionStats held = context_.region_stats(GrowthPoint::kRetainedStaging);
   std::vector<rrt_tensor_arg_t> tensors = {

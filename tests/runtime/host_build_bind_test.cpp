@@ -92,7 +92,7 @@ TEST_F(HostBuildBindTest, ProgramModeStagesEveryHostTensorFreshAndFreesItWhenThe
   EXPECT_EQ(bound.copies_out[0].dst, out_.data());
   const std::uint64_t live_during_run = rig_.counters().live_bytes;
   context_.end_host_staging(1);
-  EXPECT_EQ(rig_.counters().live_bytes, live_during_run - 2 * 1024);
+  EXPECT_EQ(rig_.counters().live_bytes, live_during_run - std::uint64_t{2} * 1024);
   EXPECT_FALSE(rig_.device.find_allocation(bound.copies_in[0].dst).has_value());
 }
 
@@ -111,7 +111,7 @@ TEST_F(HostBuildBindTest, KernelModeBindsTheResidentDefinitionWithoutArenaCallsO
   const auto callable = make(64);
   ASSERT_TRUE(context_.latch().latch(ExecutionMode::kKernel).is_ok());
   rrt_capacity_plan_t plan{};
-  plan.host_staging_bytes = 2 * 1024;
+  plan.host_staging_bytes = std::uint64_t{2} * 1024;
   ASSERT_TRUE(context_.commit_capacity_plan(plan, 0).is_ok());
   void *pool = nullptr;
   GraphDefinitionStore::Placement definition;

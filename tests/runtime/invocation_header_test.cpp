@@ -79,7 +79,7 @@ TEST(InvocationHeaderTest, RoundTripsEveryFieldAndThePayload) {
 TEST(InvocationHeaderTest, RejectsMalformedHeaders) {
   InvocationHeader decoded;
   InvocationPayloadView payload;
-  const auto rejects = [&](std::vector<std::uint64_t> words, const char *fragment) {
+  const auto rejects = [&](const std::vector<std::uint64_t> &words, const char *fragment) {
     const Status status = decode(words, &decoded, &payload);
     EXPECT_EQ(status.code(), RRT_ERR_KERNEL_FAILED);
     EXPECT_NE(status.message().find(fragment), std::string::npos) << status.message();

@@ -40,8 +40,7 @@ std::optional<AllocationInfo> SimDevice::find_allocation(const void *address) co
   return memory_.find_allocation(address);
 }
 
-std::size_t SimDevice::first_range_outside_allocations(
-    std::span<const AddressRange> ranges) const {
+std::size_t SimDevice::first_range_outside_allocations(std::span<const AddressRange> ranges) const {
   return memory_.first_range_outside_allocations(ranges);
 }
 

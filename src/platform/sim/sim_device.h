@@ -27,8 +27,7 @@ class SimDevice final : public Device {
   Status copy_device_to_device(void *dst, const void *src, std::size_t bytes) override;
   Status memset(void *dst, int value, std::size_t bytes) override;
   std::optional<AllocationInfo> find_allocation(const void *address) const override;
-  std::size_t first_range_outside_allocations(
-      std::span<const AddressRange> ranges) const override;
+  std::size_t first_range_outside_allocations(std::span<const AddressRange> ranges) const override;
   MemoryCounters memory_counters() const override;
   // RRT_ERR_INVALID_ARGUMENT for a null `out`; RRT_ERR_INTERNAL when the executor thread cannot
   // be started.

@@ -160,8 +160,7 @@ std::size_t SimMemory::first_stale(std::span<const CapturedAddress> captured) co
   return captured.size();
 }
 
-std::size_t SimMemory::first_range_outside_allocations(
-    std::span<const AddressRange> ranges) const {
+std::size_t SimMemory::first_range_outside_allocations(std::span<const AddressRange> ranges) const {
   const std::lock_guard<std::mutex> lock(mutex_);
   for (std::size_t i = 0; i < ranges.size(); ++i) {
     const auto start = reinterpret_cast<std::uintptr_t>(ranges[i].address);

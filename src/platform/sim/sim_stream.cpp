@@ -152,7 +152,9 @@ Status SimStream::end_capture(std::unique_ptr<Graph> *out) {
   return Status::ok();
 }
 
-bool SimStream::is_capturing() const { return capturing_.load(std::memory_order_acquire); }
+bool SimStream::is_capturing() const {
+  return capturing_.load(std::memory_order_acquire);
+}
 
 Status SimStream::replay(const Graph &graph) {
   const auto *sim_graph = dynamic_cast<const SimGraph *>(&graph);

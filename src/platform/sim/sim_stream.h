@@ -109,9 +109,9 @@ class SimStream final : public Stream {
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  std::vector<SimOperation> queue_;                 // guarded by mutex_
-  bool executor_parked_ = false;                    // guarded by mutex_
-  bool stopping_ = false;                           // guarded by mutex_
+  std::vector<SimOperation> queue_;     // guarded by mutex_
+  bool executor_parked_ = false;        // guarded by mutex_
+  bool stopping_ = false;               // guarded by mutex_
   std::atomic<bool> capturing_{false};  // written under mutex_; is_capturing() reads it alone
   std::vector<SimOperation> capture_operations_;    // guarded by mutex_
   std::vector<CapturedAddress> capture_addresses_;  // guarded by mutex_
