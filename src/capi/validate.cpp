@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/format.h"
+#include "common/raw_enum.h"
 #include "runtime/callable.h"
 
 namespace replayrt::capi {
@@ -23,28 +24,17 @@ Status check_struct_size(const char *name, uint32_t size, uint32_t minimum) {
   return Status::ok();
 }
 
-// Enum fields arrive from C callers as plain 32-bit integers that may hold any value. They are
-// read here as those integers and checked against their enumerators, so that the runtime never
-// loads an enumeration object holding a value outside them (undefined behaviour in C++).
-template <class Enum>
-std::int32_t raw_value(const Enum &field) {
-  static_assert(sizeof(Enum) == sizeof(std::int32_t));
-  std::int32_t value = 0;
-  std::memcpy(&value, &field, sizeof value);
-  return value;
-}
-
 bool within(std::int32_t value, std::int32_t first, std::int32_t last) {
   return value >= first && value <= last;
 }
 
 Status check_tensor_enums(const rrt_tensor_desc_t &tensor, const char *what, std::uint32_t index,
                           bool is_param) {
-  const std::int32_t dtype = raw_value(tensor.dtype);
+  const std::int32_t dtype = raw_enum(tensor.dtype);
   if (!within(dtype, RRT_DTYPE_F32, RRT_DTYPE_U8)) {
     return invalid(format("%s %u: unknown dtype %d", what, index, dtype));
   }
-  const std::int32_t direction = raw_value(tensor.direction);
+  const std::int32_t direction = raw_enum(tensor.direction);
   if (is_param && !within(direction, RRT_DIR_IN, RRT_DIR_INOUT)) {
     return invalid(format("%s %u: unknown direction %d", what, index, direction));
   }
@@ -54,7 +44,7 @@ Status check_tensor_enums(const rrt_tensor_desc_t &tensor, const char *what, std
 // The enum fields of a callable descriptor. Arrays that are null or longer than the runtime
 // accepts are left to the runtime, which rejects them without reading an element.
 Status check_callable_enums(const rrt_callable_desc_t &desc) {
-  const std::int32_t bind = raw_value(desc.bind);
+  const std::int32_t bind = raw_enum(desc.bind);
   if (!within(bind, RRT_BIND_DEVICE_BUILD, RRT_BIND_HOST_BUILD)) {
     return invalid(format("unknown bind strategy %d", bind));
   }
@@ -77,7 +67,7 @@ Status check_callable_enums(const rrt_callable_desc_t &desc) {
       continue;
     }
     for (std::uint32_t o = 0; o < task.num_operands; ++o) {
-      const std::int32_t kind = raw_value(task.operands[o].kind);
+      const std::int32_t kind = raw_enum(task.operands[o].kind);
       if (!within(kind, RRT_OPERAND_PARAM, RRT_OPERAND_IMMEDIATE)) {
         return invalid(format("task %u operand %u: unknown operand kind %d", t, o, kind));
       }
@@ -93,7 +83,7 @@ Status validate_context_options(const rrt_context_options_t *options) {
   }
   RRT_RETURN_IF_ERROR(
       check_struct_size("rrt_context_options_t", options->struct_size, kContextOptionsV1Size));
-  const std::int32_t platform = raw_value(options->platform);
+  const std::int32_t platform = raw_enum(options->platform);
   if (platform != RRT_PLATFORM_SIM && platform != RRT_PLATFORM_CUDA) {
     return invalid(format("unknown platform %d", platform));
   }
@@ -143,7 +133,7 @@ Status validate_run_args(const rrt_run_args_t *args) {
   // count alone.
   if (args->tensors != nullptr && args->num_tensors <= Callable::kMaxParams) {
     for (std::uint32_t i = 0; i < args->num_tensors; ++i) {
-      const std::int32_t space = raw_value(args->tensors[i].space);
+      const std::int32_t space = raw_enum(args->tensors[i].space);
       if (space != RRT_SPACE_HOST && space != RRT_SPACE_DEVICE) {
         return invalid(format("tensor %u: unknown address space %d", i, space));
       }

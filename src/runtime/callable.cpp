@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/format.h"
+#include "common/raw_enum.h"
 #include "memory/retained_buffer.h"
 #include "runtime/task_graph_image.h"
 
@@ -32,18 +33,19 @@ class ContentHasher {
 
 Status validate_tensor(const rrt_tensor_desc_t &desc, const char *what, std::uint32_t index,
                        bool is_param, TensorLayout *out) {
-  const std::uint64_t element = dtype_bytes(desc.dtype);
+  const std::int32_t dtype = raw_enum(desc.dtype);
+  const std::uint64_t element = dtype_bytes(dtype);
   if (element == 0) {
-    return invalid(format("%s %u: unknown dtype %d", what, index, static_cast<int>(desc.dtype)));
+    return invalid(format("%s %u: unknown dtype %d", what, index, dtype));
   }
   if (desc.ndim > RRT_MAX_DIMS) {
     return invalid(
         format("%s %u: %u dimensions (at most %d)", what, index, desc.ndim, RRT_MAX_DIMS));
   }
-  if (is_param && desc.direction != RRT_DIR_IN && desc.direction != RRT_DIR_OUT &&
-      desc.direction != RRT_DIR_INOUT) {
-    return invalid(
-        format("%s %u: unknown direction %d", what, index, static_cast<int>(desc.direction)));
+  const std::int32_t direction = raw_enum(desc.direction);
+  if (is_param && direction != RRT_DIR_IN && direction != RRT_DIR_OUT &&
+      direction != RRT_DIR_INOUT) {
+    return invalid(format("%s %u: unknown direction %d", what, index, direction));
   }
   std::uint64_t bytes = element;
   for (std::uint32_t d = 0; d < desc.ndim; ++d) {
@@ -74,7 +76,7 @@ struct TensorHistory {
 
 }  // namespace
 
-std::uint64_t dtype_bytes(rrt_dtype_t dtype) noexcept {
+std::uint64_t dtype_bytes(std::int32_t dtype) noexcept {
   switch (dtype) {
     case RRT_DTYPE_F32:
     case RRT_DTYPE_I32:
@@ -93,8 +95,9 @@ std::uint64_t dtype_bytes(rrt_dtype_t dtype) noexcept {
 Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &kernels,
                         std::unique_ptr<const Callable> *out, UnknownKernels unknown) {
   static const KernelEntry kUndeclaredUserKernel{"<user kernel>", nullptr, nullptr, -1, -1, false};
-  if (desc.bind != RRT_BIND_DEVICE_BUILD && desc.bind != RRT_BIND_HOST_BUILD) {
-    return invalid(format("unknown bind strategy %d", static_cast<int>(desc.bind)));
+  const std::int32_t bind = raw_enum(desc.bind);
+  if (bind != RRT_BIND_DEVICE_BUILD && bind != RRT_BIND_HOST_BUILD) {
+    return invalid(format("unknown bind strategy %d", bind));
   }
   if (desc.num_params > kMaxParams || desc.num_intermediates > kMaxIntermediates ||
       desc.num_scalars > kMaxScalars) {
@@ -158,7 +161,8 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
     plan.first_operand = static_cast<std::uint32_t>(callable->operands_.size());
     for (std::uint32_t o = 0; o < task.num_operands; ++o) {
       const rrt_operand_t &operand = task.operands[o];
-      switch (operand.kind) {
+      const std::int32_t kind = raw_enum(operand.kind);
+      switch (kind) {
         case RRT_OPERAND_PARAM:
         case RRT_OPERAND_INTERMEDIATE: {
           if (plan.num_scalars != 0) {
@@ -185,8 +189,7 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
           ++plan.num_scalars;
           break;
         default:
-          return invalid(format("task %u operand %u: unknown operand kind %d", t, o,
-                                static_cast<int>(operand.kind)));
+          return invalid(format("task %u operand %u: unknown operand kind %d", t, o, kind));
       }
       callable->operands_.push_back(OperandRef{operand.kind, operand.index});
     }

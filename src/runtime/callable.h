@@ -47,7 +47,8 @@ struct CallableRequirements {
 };
 
 // Validation (Callable::create), every violation RRT_ERR_INVALID_ARGUMENT with a message that
-// names the parameter, intermediate, task or operand:
+// names the parameter, intermediate, task or operand (enum fields are read as the integers a
+// C caller stored, so any value is safe to pass):
 //   - counts within the limits below, arrays present when their count is nonzero;
 //   - tensor descriptors: a known dtype, 0..RRT_MAX_DIMS dimensions each >= 1, a byte size
 //     that does not overflow and stays within kMaxTensorBytes; parameter directions known;
@@ -112,7 +113,7 @@ class Callable {
   CallableRequirements requirements_;
 };
 
-// Bytes of one element of `dtype`; 0 for an unknown dtype.
-std::uint64_t dtype_bytes(rrt_dtype_t dtype) noexcept;
+// Bytes of one element of `dtype` (an rrt_dtype_t value); 0 for an unknown dtype.
+std::uint64_t dtype_bytes(std::int32_t dtype) noexcept;
 
 }  // namespace replayrt

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/raw_enum.h"
 #include "support/callable_builder.h"
 
 namespace replayrt {
@@ -191,7 +192,7 @@ TEST_F(CallableTest, RejectsOverflowingAndDegenerateShapes) {
 
   CallableBuilder dtype;
   rrt_tensor_desc_t bad = f32({4});
-  bad.dtype = static_cast<rrt_dtype_t>(42);
+  store_raw_enum(&bad.dtype, 42);
   dtype.param(bad).param(f32({4}, RRT_DIR_OUT));
   dtype.task(testing::kCopy, {param(0), param(1)});
   expect_invalid(dtype, "unknown dtype");
@@ -226,18 +227,22 @@ TEST_F(CallableTest, RejectsStructuralProblems) {
   no_tasks.param(f32({4}));
   expect_invalid(no_tasks, "0 tasks");
 
-  CallableBuilder bind(static_cast<rrt_bind_strategy_t>(7));
+  CallableBuilder bind;
   bind.param(f32({4}, RRT_DIR_INOUT)).task(testing::kFill, {param(0), imm(0)});
-  expect_invalid(bind, "unknown bind strategy");
+  rrt_callable_desc_t bad_bind = bind.desc();
+  store_raw_enum(&bad_bind.bind, 7);
+  EXPECT_EQ(Callable::create(bad_bind, kernels_, &callable_).code(), RRT_ERR_INVALID_ARGUMENT);
 
   CallableBuilder kind;
   kind.param(f32({4}, RRT_DIR_INOUT));
-  kind.task(testing::kFill, {param(0), rrt_operand_t{static_cast<rrt_operand_kind_t>(9), 0}});
+  rrt_operand_t odd_kind{RRT_OPERAND_IMMEDIATE, 0};
+  store_raw_enum(&odd_kind.kind, 9);
+  kind.task(testing::kFill, {param(0), odd_kind});
   expect_invalid(kind, "unknown operand kind");
 
   CallableBuilder direction;
   rrt_tensor_desc_t odd = f32({4});
-  odd.direction = static_cast<rrt_direction_t>(5);
+  store_raw_enum(&odd.direction, 5);
   direction.param(odd).task(testing::kFill, {param(0), imm(0)});
   expect_invalid(direction, "unknown direction");
 
@@ -255,7 +260,7 @@ TEST(DtypeTest, ElementSizes) {
   EXPECT_EQ(dtype_bytes(RRT_DTYPE_I32), 4u);
   EXPECT_EQ(dtype_bytes(RRT_DTYPE_I64), 8u);
   EXPECT_EQ(dtype_bytes(RRT_DTYPE_U8), 1u);
-  EXPECT_EQ(dtype_bytes(static_cast<rrt_dtype_t>(99)), 0u);
+  EXPECT_EQ(dtype_bytes(99), 0u);
 }
 
 }  // namespace
