@@ -229,12 +229,5 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char **argv) {
-  register_all();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
-    return 1;
-  }
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return replayrt::bench::bench_main(argc, argv, &register_all);
 }

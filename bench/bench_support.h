@@ -9,13 +9,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <deque>
-#include <initializer_list>
 #include <vector>
 
 #include <replayrt/replayrt.h>
 
 #include <benchmark/benchmark.h>
+
+#include "support/callable_builder.h"
 
 namespace replayrt::bench {
 
@@ -95,46 +95,7 @@ inline rrt_tensor_desc_t tensor(rrt_dtype_t dtype, std::uint64_t elements,
   return desc;
 }
 
-// Builds an rrt_callable_desc_t and owns every array it points into; the descriptor stays
-// valid while the builder lives and is not modified.
-class DescBuilder {
- public:
-  explicit DescBuilder(rrt_bind_strategy_t bind = RRT_BIND_DEVICE_BUILD) { desc_.bind = bind; }
-
-  DescBuilder &param(rrt_tensor_desc_t desc) {
-    params_.push_back(desc);
-    return *this;
-  }
-  DescBuilder &intermediate(rrt_tensor_desc_t desc) {
-    intermediates_.push_back(desc);
-    return *this;
-  }
-  DescBuilder &task(std::int32_t kernel, std::initializer_list<rrt_operand_t> operands) {
-    operands_.emplace_back(operands);
-    const std::vector<rrt_operand_t> &stored = operands_.back();
-    tasks_.push_back(rrt_task_desc_t{kernel, static_cast<std::uint32_t>(stored.size()),
-                                     stored.empty() ? nullptr : stored.data()});
-    return *this;
-  }
-
-  const rrt_callable_desc_t &desc() {
-    desc_.struct_size = sizeof desc_;
-    desc_.num_params = static_cast<std::uint32_t>(params_.size());
-    desc_.params = params_.data();
-    desc_.num_intermediates = static_cast<std::uint32_t>(intermediates_.size());
-    desc_.intermediates = intermediates_.data();
-    desc_.num_tasks = static_cast<std::uint32_t>(tasks_.size());
-    desc_.tasks = tasks_.data();
-    return desc_;
-  }
-
- private:
-  rrt_callable_desc_t desc_{};
-  std::vector<rrt_tensor_desc_t> params_;
-  std::vector<rrt_tensor_desc_t> intermediates_;
-  std::deque<std::vector<rrt_operand_t>> operands_;  // a deque keeps earlier arrays in place
-  std::vector<rrt_task_desc_t> tasks_;
-};
+using DescBuilder = replayrt::testing::CallableBuilder;
 
 // y = 2x + x over `elements` floats: the built-in scale (x * 2 into one intermediate), then add
 // (intermediate + x into y). Params: x (IN), y (OUT).
@@ -190,6 +151,19 @@ inline std::uint32_t compute_rounds_for(std::chrono::nanoseconds target) {
   const double rounds = static_cast<double>(kProbeRounds) * static_cast<double>(target.count()) /
                         static_cast<double>(std::max<std::int64_t>(best.count(), 1));
   return static_cast<std::uint32_t>(std::max(1.0, rounds));
+}
+
+// The main() of every benchmark program: registers the program's benchmarks, runs them with
+// Google Benchmark's command line, and returns 1 for an argument it does not know.
+inline int bench_main(int argc, char **argv, void (*register_benchmarks)()) {
+  register_benchmarks();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
+    return 1;
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
 }
 
 }  // namespace replayrt::bench

@@ -156,6 +156,7 @@ void direct(benchmark::State &state, Kernel kernel, std::uint32_t tasks) {
 }
 
 void register_all() {
+  benchmark::AddCustomContext("compute_kernel_rounds", std::to_string(compute_rounds()));
   for (const Kernel kernel : {Kernel::kTiny, Kernel::kCompute}) {
     for (const std::uint32_t tasks : kTaskCounts) {
       const std::string n = "/n" + std::to_string(tasks);
@@ -190,13 +191,5 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char **argv) {
-  register_all();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
-    return 1;
-  }
-  benchmark::AddCustomContext("compute_kernel_rounds", std::to_string(compute_rounds()));
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return replayrt::bench::bench_main(argc, argv, &register_all);
 }

@@ -209,7 +209,8 @@ TEST(ProfilingTest, KernelModeProfilesReplaysWithinTheFrozenShape) {
   Chain chain(ctx, 5);
   rrt_kernel_config_t config{};
   config.struct_size = sizeof config;
-  config.context_generation = 0x9f0f11e;
+  static std::uint64_t generation = 0x9f0f1100;
+  config.context_generation = ++generation;
   config.profiling_task_capacity = 8;
   ASSERT_EQ(rrt_capacity_plan_fit(chain.desc(), &config.capacity), RRT_OK);
   ASSERT_EQ(rrt_kernel_init(ctx, &config), RRT_OK);

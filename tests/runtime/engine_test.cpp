@@ -77,6 +77,8 @@ TEST_F(EngineTest, KernelLaunchesAndReplaysMakeNoDeviceAllocationOrFree) {
   for (int i = 0; i < 50; ++i) {
     ASSERT_TRUE(engine_->kernel_launch(id, RunArgsView{tensors, {}}, *stream).is_ok());
   }
+  // The launches read `in` when their copies run; it is rewritten only once they are done.
+  ASSERT_TRUE(stream->synchronize().is_ok());
   ASSERT_TRUE(stream->begin_capture().is_ok());
   ASSERT_TRUE(engine_->kernel_launch(id, RunArgsView{tensors, {}}, *stream).is_ok());
   std::unique_ptr<Graph> graph;

@@ -1,4 +1,6 @@
-// Builds rrt_callable_desc_t values for tests, owning the arrays the descriptor points into.
+// Builds rrt_callable_desc_t values for tests and benchmarks, owning every array the
+// descriptor points into; the descriptor stays valid while the builder lives and is not
+// modified.
 #pragma once
 
 #include <cstdint>
@@ -71,8 +73,9 @@ class CallableBuilder {
   }
   CallableBuilder &task(std::int32_t kernel, std::initializer_list<rrt_operand_t> operands) {
     operands_.emplace_back(operands);
-    tasks_.push_back(rrt_task_desc_t{kernel, static_cast<std::uint32_t>(operands.size()),
-                                     operands_.back().data()});
+    const std::vector<rrt_operand_t> &stored = operands_.back();
+    tasks_.push_back(rrt_task_desc_t{kernel, static_cast<std::uint32_t>(stored.size()),
+                                     stored.empty() ? nullptr : stored.data()});
     return *this;
   }
 
