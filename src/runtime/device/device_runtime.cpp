@@ -109,13 +109,34 @@ struct Execution {
     return code;
   }
 
+  // Takes ready tasks until every task has completed. A worker claims a queue slot only once
+  // a task was pushed into it, so the worker that makes a successor ready (having just run
+  // its predecessor, with that data in its cache) usually runs it too, and an idle worker
+  // never holds a slot the others need.
   void work(unsigned worker) const {
     std::atomic_ref<std::uint32_t> next_pop(state->next_pop);
+    std::atomic_ref<std::uint32_t> next_push(state->next_push);
+    std::atomic_ref<std::uint32_t> completed(state->completed);
     std::atomic_ref<std::uint32_t> failed(state->failed);
+    const std::uint32_t num_tasks = image->num_tasks;
+    std::uint32_t slot = next_pop.load(std::memory_order_acquire);
     for (;;) {
-      const std::uint32_t slot = next_pop.fetch_add(1, std::memory_order_relaxed);
-      if (slot >= image->num_tasks) {
-        return;
+      if (slot >= next_push.load(std::memory_order_acquire)) {
+        if (completed.load(std::memory_order_acquire) == num_tasks) {
+          return;
+        }
+        if (!spin_until([&] {
+              return next_pop.load(std::memory_order_acquire) <
+                         next_push.load(std::memory_order_acquire) ||
+                     completed.load(std::memory_order_acquire) == num_tasks;
+            })) {
+          std::this_thread::yield();
+        }
+        slot = next_pop.load(std::memory_order_acquire);
+        continue;
+      }
+      if (!next_pop.compare_exchange_weak(slot, slot + 1, std::memory_order_acq_rel)) {
+        continue;
       }
       const std::uint32_t t = wait_for_slot(slot);
       if (failed.load(std::memory_order_acquire) == 0) {
@@ -136,6 +157,8 @@ struct Execution {
           push(next);
         }
       }
+      completed.fetch_add(1, std::memory_order_acq_rel);
+      slot = next_pop.load(std::memory_order_acquire);
     }
   }
 
