@@ -20,6 +20,9 @@ need_cmd g++
 need_cmd clang++
 need_cmd python3
 need_cmd patch
+need_cmd clang-format
+need_cmd clang-tidy
+need_cmd run-clang-tidy
 need_cmake_package GTest GTestConfig.cmake libgtest-dev
 need_cmake_package benchmark benchmarkConfig.cmake libbenchmark-dev
 # The sanitizer presets link clang's runtimes.
