@@ -362,10 +362,13 @@ RRT_API rrt_status_t rrt_context_profile(rrt_context_t ctx, rrt_task_timing_t *o
 
 /* ---- statistics ----------------------------------------------------------------------- */
 
+/* Per growth point, summed over both pipeline slots and arena banks. */
 typedef struct rrt_region_stats {
-  uint64_t capacity_bytes;
-  uint64_t used_bytes;
-  uint64_t base_changes;
+  uint64_t capacity_bytes; /* bytes the buffers hold now */
+  uint64_t used_bytes;     /* bytes the most recent request needed (kernel-mode runtime_pool:
+                              bytes taken by resident images and seeds) */
+  uint64_t base_changes;   /* published buffers moved or released, teardown excluded; 0 for
+                              the life of a kernel-mode context */
 } rrt_region_stats_t;
 typedef struct rrt_stats {
   uint32_t struct_size;
@@ -375,6 +378,7 @@ typedef struct rrt_stats {
   uint64_t refusals[8];          /* indexed by rrt_growth_point_t */
   rrt_region_stats_t regions[8]; /* indexed by rrt_growth_point_t */
 } rrt_stats_t;
+/* Accepted on a poisoned context. Counters never decrease, except live_bytes. */
 RRT_API rrt_status_t rrt_context_stats(rrt_context_t ctx, rrt_stats_t *out);
 
 #ifdef __cplusplus
