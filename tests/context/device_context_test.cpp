@@ -3,13 +3,15 @@
 #include <gtest/gtest.h>
 
 #include "support/device_rig.h"
+#include "support/growth_expectations.h"
 
 namespace replayrt {
 namespace {
 
-constexpr GrowthContext kKernel{ExecutionMode::kKernel, false};
-constexpr GrowthContext kKernelLaunch{ExecutionMode::kKernel, true};
-constexpr GrowthContext kProgram{ExecutionMode::kProgram, false};
+using testing::kKernel;
+using testing::kLaunch;
+using testing::kProgram;
+
 constexpr std::uint64_t kKiB = 1024;
 
 class DeviceContextTest : public ::testing::Test {
@@ -51,7 +53,7 @@ TEST_F(DeviceContextTest, RefusalsAreCountedByGrowthPoint) {
 
 TEST_F(DeviceContextTest, RuntimeAllocationDuringAKernelLaunchIsRefused) {
   void *ptr = nullptr;
-  const Status refused = context.device_malloc(kKernelLaunch, 4096, &ptr);
+  const Status refused = context.device_malloc(kLaunch, 4096, &ptr);
   EXPECT_EQ(refused.code(), RRT_ERR_INTERNAL);
   EXPECT_EQ(refused.growth_point(), GrowthPoint::kLaunchAllocation);
   EXPECT_EQ(ptr, nullptr);

@@ -2,6 +2,8 @@
 // turn, by a null return and by a throw. The failing step must return OUT_OF_MEMORY and leave
 // every published base and remembered size as it was; after a retry the scenario completes,
 // and after teardown every allocation has been freed.
+#include "support/allocation_failure_sweep.h"
+
 #include <functional>
 #include <memory>
 #include <vector>
@@ -27,23 +29,28 @@ struct MemoryCore {
   std::unique_ptr<RetainedBuffer> slots[2];
 };
 
-// Every published address and remembered size.
-std::vector<std::uintptr_t> published_state(const MemoryCore &core) {
-  std::vector<std::uintptr_t> state;
+struct PublishedBlock {
+  const void *base;
+  std::uint64_t size;
+  bool operator==(const PublishedBlock &) const = default;
+};
+
+// Every published address with its remembered size.
+std::vector<PublishedBlock> published_state(const MemoryCore &core) {
+  std::vector<PublishedBlock> state;
   for (const auto &bank : core.banks) {
     for (int r = 0; r < kBankRegionCount; ++r) {
-      state.push_back(reinterpret_cast<std::uintptr_t>(bank->base(static_cast<BankRegion>(r))));
-      state.push_back(bank->cached_size(static_cast<BankRegion>(r)));
+      const auto region = static_cast<BankRegion>(r);
+      state.push_back({bank->base(region), bank->cached_size(region)});
     }
   }
   for (const auto &slot : core.slots) {
-    state.push_back(reinterpret_cast<std::uintptr_t>(slot->address()));
-    state.push_back(slot->capacity());
+    state.push_back({slot->address(), slot->capacity()});
   }
   return state;
 }
 
-using Step = std::function<Status(MemoryCore &)>;
+using Step = testing::SweepStep<MemoryCore>;
 
 Step commit(int bank, BankRequest request, GrowthContext context) {
   return [=](MemoryCore &core) { return core.banks[bank]->commit(request, context).status; };
@@ -74,61 +81,30 @@ std::vector<Step> scenario(ExecutionMode mode) {
   };
 }
 
-std::uint64_t allocations_of_a_clean_run(ExecutionMode mode) {
-  testing::DeviceRig rig;
-  MemoryCore core(rig.allocator);
-  for (const Step &step : scenario(mode)) {
-    EXPECT_TRUE(step(core).is_ok());
+std::vector<const void *> live_addresses(const std::vector<PublishedBlock> &state) {
+  std::vector<const void *> addresses;
+  for (const PublishedBlock &block : state) {
+    if (block.base != nullptr) {
+      addresses.push_back(block.base);
+    }
   }
-  return rig.faults.allocation_attempts();
+  return addresses;
 }
 
-class AllocationFailureSweepTest
-    : public ::testing::TestWithParam<std::tuple<ExecutionMode, bool>> {};
+testing::SweepSubject<MemoryCore, std::vector<PublishedBlock>> core_subject() {
+  return {[](DeviceAllocator allocator) { return std::make_unique<MemoryCore>(allocator); },
+          published_state, live_addresses};
+}
+
+class AllocationFailureSweepTest : public ::testing::TestWithParam<testing::SweepParam> {};
 
 TEST_P(AllocationFailureSweepTest, EveryAllocationPointFailsWithoutSideEffects) {
   const auto [mode, throws] = GetParam();
-  const std::uint64_t points = allocations_of_a_clean_run(mode);
-  ASSERT_GE(points, 6u);
-  for (std::uint64_t n = 1; n <= points; ++n) {
-    SCOPED_TRACE(::testing::Message() << "failing allocation " << n << " of " << points);
-    testing::DeviceRig rig;
-    {
-      MemoryCore core(rig.allocator);
-      if (throws) {
-        rig.faults.throw_on_nth_allocation(n);
-      } else {
-        rig.faults.fail_nth_allocation(n);
-      }
-      int failed_steps = 0;
-      for (const Step &step : scenario(mode)) {
-        const std::vector<std::uintptr_t> before = published_state(core);
-        const Status status = step(core);
-        if (status.is_ok()) {
-          continue;
-        }
-        ++failed_steps;
-        EXPECT_EQ(status.code(), RRT_ERR_OUT_OF_MEMORY) << status.message();
-        EXPECT_EQ(published_state(core), before);
-        ASSERT_TRUE(step(core).is_ok()) << "retry after the device recovered";
-      }
-      EXPECT_EQ(failed_steps, 1);
-      EXPECT_EQ(rig.faults.injected_failures(), 1u);
-    }
-    EXPECT_EQ(rig.counters().allocation_calls, rig.counters().free_calls);
-    EXPECT_EQ(rig.counters().live_bytes, 0u);
-  }
+  testing::sweep_allocation_failures(core_subject(), scenario(mode), throws, 6);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    ModesAndFailureKinds, AllocationFailureSweepTest,
-    ::testing::Combine(::testing::Values(ExecutionMode::kProgram, ExecutionMode::kKernel),
-                       ::testing::Bool()),
-    [](const ::testing::TestParamInfo<AllocationFailureSweepTest::ParamType> &info) {
-      const bool kernel = std::get<0>(info.param) == ExecutionMode::kKernel;
-      return std::string(kernel ? "Kernel" : "Program") +
-             (std::get<1>(info.param) ? "Throw" : "Null");
-    });
+INSTANTIATE_TEST_SUITE_P(ModesAndFailureKinds, AllocationFailureSweepTest, testing::sweep_params(),
+                         testing::sweep_param_name);
 
 }  // namespace
 }  // namespace replayrt

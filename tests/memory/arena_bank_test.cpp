@@ -5,13 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include "support/allocation_failure_sweep.h"
 #include "support/device_rig.h"
+#include "support/growth_expectations.h"
 
 namespace replayrt {
 namespace {
 
-constexpr GrowthContext kProgram{ExecutionMode::kProgram, false};
-constexpr GrowthContext kKernel{ExecutionMode::kKernel, false};
+using testing::kKernel;
+using testing::kProgram;
 
 constexpr std::uint64_t kKiB = 1024;
 constexpr BankRequest kPlan{.gm_heap = 64 * kKiB, .gm_sm = 8 * kKiB, .runtime_pool = 16 * kKiB};
@@ -243,7 +245,7 @@ TEST_F(ArenaBankTest, ProgramGrowthStagesTheNewBlockBeforeFreeingTheOld) {
 
 // ---- allocation failure -----------------------------------------------------------------
 
-class ArenaBankFailureTest : public ::testing::TestWithParam<std::tuple<ExecutionMode, bool>> {};
+class ArenaBankFailureTest : public ::testing::TestWithParam<testing::SweepParam> {};
 
 // Each allocation of a commit fails in turn (by a null return or by a throw); the bank and
 // every published base must come out exactly as they went in.
@@ -294,15 +296,8 @@ TEST_P(ArenaBankFailureTest, AllocationFailureChangesNothing) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(ModesAndFailureKinds, ArenaBankFailureTest,
-                         ::testing::Combine(::testing::Values(ExecutionMode::kProgram,
-                                                              ExecutionMode::kKernel),
-                                            ::testing::Bool()),
-                         [](const ::testing::TestParamInfo<ArenaBankFailureTest::ParamType> &info) {
-                           const bool kernel = std::get<0>(info.param) == ExecutionMode::kKernel;
-                           return std::string(kernel ? "Kernel" : "Program") +
-                                  (std::get<1>(info.param) ? "Throw" : "Null");
-                         });
+INSTANTIATE_TEST_SUITE_P(ModesAndFailureKinds, ArenaBankFailureTest, testing::sweep_params(),
+                         testing::sweep_param_name);
 
 TEST_F(ArenaBankTest, AllocationFailureOnTheFirstCommitLeavesTheBankEmpty) {
   rig.faults.fail_nth_allocation(2);

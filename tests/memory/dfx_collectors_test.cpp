@@ -7,14 +7,19 @@
 
 #include <gtest/gtest.h>
 
+#include "support/allocation_failure_sweep.h"
 #include "support/device_rig.h"
+#include "support/growth_expectations.h"
 
 namespace replayrt {
 namespace {
 
-constexpr GrowthContext kProgram{ExecutionMode::kProgram, false};
-constexpr GrowthContext kKernel{ExecutionMode::kKernel, false};
-constexpr GrowthContext kLaunch{ExecutionMode::kKernel, true};
+using testing::expect_refusal;
+using testing::expect_same_status;
+using testing::kKernel;
+using testing::kLaunch;
+using testing::kProgram;
+
 constexpr int kAreas = 3;
 
 // The pool bytes a shape of `tasks` records per area takes.
@@ -37,24 +42,6 @@ struct CollectorState {
   }
   bool operator==(const CollectorState &) const = default;
 };
-
-void expect_refusal(const Status &status, GrowthPoint point, std::uint64_t requested,
-                    std::uint64_t capacity) {
-  EXPECT_EQ(status.code(), RRT_ERR_INTERNAL) << status.message();
-  EXPECT_TRUE(status.is_capacity_refusal());
-  EXPECT_EQ(status.growth_point(), point);
-  EXPECT_EQ(status.requested_bytes(), requested);
-  EXPECT_EQ(status.capacity_bytes(), capacity);
-}
-
-void expect_same_status(const Status &actual, const Status &expected) {
-  EXPECT_EQ(actual.code(), expected.code());
-  EXPECT_EQ(actual.is_capacity_refusal(), expected.is_capacity_refusal());
-  EXPECT_EQ(actual.growth_point(), expected.growth_point());
-  EXPECT_EQ(actual.requested_bytes(), expected.requested_bytes());
-  EXPECT_EQ(actual.capacity_bytes(), expected.capacity_bytes());
-  EXPECT_EQ(actual.message(), expected.message());
-}
 
 class DfxCollectorsTest : public ::testing::Test {
  protected:
@@ -351,81 +338,50 @@ struct PublishedCollectors {
   LaunchRecord *wall;
   std::uint32_t shape;
   std::uint64_t pool_bytes;
+  std::uint64_t held_allocations;
   bool operator==(const PublishedCollectors &) const = default;
 };
 
 PublishedCollectors published_state(const DfxCollectors &dfx) {
-  return {dfx.timings(0), dfx.wall(0), dfx.shape(), dfx.pool_bytes()};
+  return {dfx.timings(0), dfx.wall(0), dfx.shape(), dfx.pool_bytes(),
+          dfx.alloc_count() - dfx.free_count()};
 }
 
-std::vector<std::uint32_t> scenario(ExecutionMode mode) {
-  if (mode == ExecutionMode::kProgram) {
-    return {8, 4, 16, 16, 0, 64, 32, 128};
+std::vector<const void *> live_addresses(const PublishedCollectors &state) {
+  if (state.pool == nullptr) {
+    return {};
   }
-  return {16, 8, 16, 0, 1};
+  return {state.pool, state.wall};
 }
 
-std::uint64_t allocations_of_a_clean_run(ExecutionMode mode) {
-  testing::DeviceRig rig;
-  DfxCollectors dfx(rig.allocator, kAreas);
-  for (const std::uint32_t tasks : scenario(mode)) {
-    EXPECT_TRUE(dfx.ensure(tasks, GrowthContext{mode, false}).is_ok());
+testing::SweepSubject<DfxCollectors, PublishedCollectors> collectors_subject() {
+  return {
+      [](DeviceAllocator allocator) { return std::make_unique<DfxCollectors>(allocator, kAreas); },
+      published_state, live_addresses};
+}
+
+std::vector<testing::SweepStep<DfxCollectors>> scenario(ExecutionMode mode) {
+  const std::vector<std::uint32_t> task_counts =
+      mode == ExecutionMode::kProgram ? std::vector<std::uint32_t>{8, 4, 16, 16, 0, 64, 32, 128}
+                                      : std::vector<std::uint32_t>{16, 8, 16, 0, 1};
+  std::vector<testing::SweepStep<DfxCollectors>> steps;
+  for (const std::uint32_t tasks : task_counts) {
+    steps.emplace_back([=](DfxCollectors &dfx) {
+      return dfx.ensure(tasks, GrowthContext{mode, false});
+    });
   }
-  return rig.faults.allocation_attempts();
+  return steps;
 }
 
-class DfxCollectorsSweepTest : public ::testing::TestWithParam<std::tuple<ExecutionMode, bool>> {};
+class DfxCollectorsSweepTest : public ::testing::TestWithParam<testing::SweepParam> {};
 
 TEST_P(DfxCollectorsSweepTest, EveryAllocationPointFailsWithoutSideEffects) {
   const auto [mode, throws] = GetParam();
-  const GrowthContext context{mode, false};
-  const std::uint64_t points = allocations_of_a_clean_run(mode);
-  ASSERT_GE(points, 2u);
-  for (std::uint64_t n = 1; n <= points; ++n) {
-    SCOPED_TRACE(::testing::Message() << "failing allocation " << n << " of " << points);
-    testing::DeviceRig rig;
-    {
-      DfxCollectors dfx(rig.allocator, kAreas);
-      if (throws) {
-        rig.faults.throw_on_nth_allocation(n);
-      } else {
-        rig.faults.fail_nth_allocation(n);
-      }
-      int failed_steps = 0;
-      for (const std::uint32_t tasks : scenario(mode)) {
-        const PublishedCollectors before = published_state(dfx);
-        const std::uint64_t held = dfx.alloc_count() - dfx.free_count();
-        const Status status = dfx.ensure(tasks, context);
-        if (status.is_ok()) {
-          continue;
-        }
-        ++failed_steps;
-        EXPECT_EQ(status.code(), RRT_ERR_OUT_OF_MEMORY) << status.message();
-        EXPECT_EQ(published_state(dfx), before);
-        EXPECT_EQ(dfx.alloc_count() - dfx.free_count(), held);
-        if (before.pool != nullptr) {
-          EXPECT_TRUE(rig.device.find_allocation(before.pool).has_value());
-          EXPECT_TRUE(rig.device.find_allocation(before.wall).has_value());
-        }
-        ASSERT_TRUE(dfx.ensure(tasks, context).is_ok()) << "retry after the device recovered";
-      }
-      EXPECT_EQ(failed_steps, 1);
-      EXPECT_EQ(rig.faults.injected_failures(), 1u);
-    }
-    EXPECT_EQ(rig.counters().allocation_calls, rig.counters().free_calls);
-    EXPECT_EQ(rig.counters().live_bytes, 0u);
-  }
+  testing::sweep_allocation_failures(collectors_subject(), scenario(mode), throws, 2);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    ModesAndFailureKinds, DfxCollectorsSweepTest,
-    ::testing::Combine(::testing::Values(ExecutionMode::kProgram, ExecutionMode::kKernel),
-                       ::testing::Bool()),
-    [](const ::testing::TestParamInfo<DfxCollectorsSweepTest::ParamType> &info) {
-      const bool kernel = std::get<0>(info.param) == ExecutionMode::kKernel;
-      return std::string(kernel ? "Kernel" : "Program") +
-             (std::get<1>(info.param) ? "Throw" : "Null");
-    });
+INSTANTIATE_TEST_SUITE_P(ModesAndFailureKinds, DfxCollectorsSweepTest, testing::sweep_params(),
+                         testing::sweep_param_name);
 
 }  // namespace
 }  // namespace replayrt

@@ -8,14 +8,20 @@
 
 #include <gtest/gtest.h>
 
+#include "support/allocation_failure_sweep.h"
 #include "support/device_rig.h"
+#include "support/growth_expectations.h"
 
 namespace replayrt {
 namespace {
 
-constexpr GrowthContext kProgram{ExecutionMode::kProgram, false};
-constexpr GrowthContext kKernel{ExecutionMode::kKernel, false};
-constexpr GrowthContext kLaunch{ExecutionMode::kKernel, true};
+using testing::byte_at;
+using testing::expect_refusal;
+using testing::expect_same_status;
+using testing::kKernel;
+using testing::kLaunch;
+using testing::kProgram;
+
 constexpr std::uint64_t kAlign = GraphDefinitionStore::kAlignment;
 constexpr std::uint64_t kKiB = 1024;
 
@@ -35,28 +41,6 @@ struct StoreState {
   }
   bool operator==(const StoreState &) const = default;
 };
-
-std::byte *at(void *base, std::uint64_t offset) {
-  return static_cast<std::byte *>(base) + offset;
-}
-
-void expect_refusal(const Status &status, GrowthPoint point, std::uint64_t requested,
-                    std::uint64_t capacity) {
-  EXPECT_EQ(status.code(), RRT_ERR_INTERNAL) << status.message();
-  EXPECT_TRUE(status.is_capacity_refusal());
-  EXPECT_EQ(status.growth_point(), point);
-  EXPECT_EQ(status.requested_bytes(), requested);
-  EXPECT_EQ(status.capacity_bytes(), capacity);
-}
-
-void expect_same_status(const Status &actual, const Status &expected) {
-  EXPECT_EQ(actual.code(), expected.code());
-  EXPECT_EQ(actual.is_capacity_refusal(), expected.is_capacity_refusal());
-  EXPECT_EQ(actual.growth_point(), expected.growth_point());
-  EXPECT_EQ(actual.requested_bytes(), expected.requested_bytes());
-  EXPECT_EQ(actual.capacity_bytes(), expected.capacity_bytes());
-  EXPECT_EQ(actual.message(), expected.message());
-}
 
 class GraphDefinitionStoreTest : public ::testing::Test {
  protected:
@@ -87,8 +71,8 @@ TEST_F(GraphDefinitionStoreTest, ProgramModePlacesNewKeysBehindEarlierOnesWhileT
   ASSERT_TRUE(store.acquire(2, 2000, kProgram, &second).is_ok());
   ASSERT_TRUE(store.acquire(3, 100, kProgram, &third).is_ok());
   EXPECT_EQ(first.address, block);
-  EXPECT_EQ(second.address, at(block, kAlign));
-  EXPECT_EQ(third.address, at(block, 3 * kAlign));
+  EXPECT_EQ(second.address, byte_at(block, kAlign));
+  EXPECT_EQ(third.address, byte_at(block, 3 * kAlign));
   EXPECT_TRUE(first.needs_upload);
   EXPECT_TRUE(second.needs_upload);
   EXPECT_TRUE(third.needs_upload);
@@ -258,7 +242,7 @@ TEST_F(GraphDefinitionStoreTest, KernelModeRefusalKeepsStoredDefinitionsAndTheBl
   Placement fitting;
   ASSERT_TRUE(store.acquire(4, 2 * kKiB, kKernel, &fitting).is_ok());
   EXPECT_TRUE(fitting.needs_upload);
-  EXPECT_EQ(fitting.address, at(held.address, 2 * kAlign));
+  EXPECT_EQ(fitting.address, byte_at(held.address, 2 * kAlign));
   EXPECT_EQ(store.address(), held.address);
   EXPECT_EQ(store.used(), 4 * kKiB);
   EXPECT_EQ(rig.counters().allocation_calls, device_before.allocation_calls);
@@ -447,7 +431,7 @@ std::vector<PublishedStore> published_state(const Stores &stores) {
   return state;
 }
 
-using Step = std::function<Status(Stores &)>;
+using Step = testing::SweepStep<Stores>;
 
 Step commit(int slot, std::uint64_t bytes, GrowthContext context) {
   return [=](Stores &stores) { return stores.slots[slot]->commit(bytes, context); };
@@ -479,66 +463,30 @@ std::vector<Step> scenario(ExecutionMode mode) {
   };
 }
 
-std::uint64_t allocations_of_a_clean_run(ExecutionMode mode) {
-  testing::DeviceRig rig;
-  Stores stores(rig.allocator);
-  for (const Step &step : scenario(mode)) {
-    EXPECT_TRUE(step(stores).is_ok());
+std::vector<const void *> live_addresses(const std::vector<PublishedStore> &state) {
+  std::vector<const void *> addresses;
+  for (const PublishedStore &store : state) {
+    if (store.address != nullptr) {
+      addresses.push_back(store.address);
+    }
   }
-  return rig.faults.allocation_attempts();
+  return addresses;
 }
 
-class GraphDefinitionStoreSweepTest
-    : public ::testing::TestWithParam<std::tuple<ExecutionMode, bool>> {};
+testing::SweepSubject<Stores, std::vector<PublishedStore>> stores_subject() {
+  return {[](DeviceAllocator allocator) { return std::make_unique<Stores>(allocator); },
+          published_state, live_addresses};
+}
+
+class GraphDefinitionStoreSweepTest : public ::testing::TestWithParam<testing::SweepParam> {};
 
 TEST_P(GraphDefinitionStoreSweepTest, EveryAllocationPointFailsWithoutSideEffects) {
   const auto [mode, throws] = GetParam();
-  const std::uint64_t points = allocations_of_a_clean_run(mode);
-  ASSERT_GE(points, 2u);
-  for (std::uint64_t n = 1; n <= points; ++n) {
-    SCOPED_TRACE(::testing::Message() << "failing allocation " << n << " of " << points);
-    testing::DeviceRig rig;
-    {
-      Stores stores(rig.allocator);
-      if (throws) {
-        rig.faults.throw_on_nth_allocation(n);
-      } else {
-        rig.faults.fail_nth_allocation(n);
-      }
-      int failed_steps = 0;
-      for (const Step &step : scenario(mode)) {
-        const std::vector<PublishedStore> before = published_state(stores);
-        const Status status = step(stores);
-        if (status.is_ok()) {
-          continue;
-        }
-        ++failed_steps;
-        EXPECT_EQ(status.code(), RRT_ERR_OUT_OF_MEMORY) << status.message();
-        EXPECT_EQ(published_state(stores), before);
-        for (const PublishedStore &store : before) {
-          if (store.address != nullptr) {
-            EXPECT_TRUE(rig.device.find_allocation(store.address).has_value());
-          }
-        }
-        ASSERT_TRUE(step(stores).is_ok()) << "retry after the device recovered";
-      }
-      EXPECT_EQ(failed_steps, 1);
-      EXPECT_EQ(rig.faults.injected_failures(), 1u);
-    }
-    EXPECT_EQ(rig.counters().allocation_calls, rig.counters().free_calls);
-    EXPECT_EQ(rig.counters().live_bytes, 0u);
-  }
+  testing::sweep_allocation_failures(stores_subject(), scenario(mode), throws, 2);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    ModesAndFailureKinds, GraphDefinitionStoreSweepTest,
-    ::testing::Combine(::testing::Values(ExecutionMode::kProgram, ExecutionMode::kKernel),
-                       ::testing::Bool()),
-    [](const ::testing::TestParamInfo<GraphDefinitionStoreSweepTest::ParamType> &info) {
-      const bool kernel = std::get<0>(info.param) == ExecutionMode::kKernel;
-      return std::string(kernel ? "Kernel" : "Program") +
-             (std::get<1>(info.param) ? "Throw" : "Null");
-    });
+INSTANTIATE_TEST_SUITE_P(ModesAndFailureKinds, GraphDefinitionStoreSweepTest,
+                         testing::sweep_params(), testing::sweep_param_name);
 
 }  // namespace
 }  // namespace replayrt

@@ -8,14 +8,19 @@
 
 #include <gtest/gtest.h>
 
+#include "support/allocation_failure_sweep.h"
 #include "support/device_rig.h"
+#include "support/growth_expectations.h"
 
 namespace replayrt {
 namespace {
 
-constexpr GrowthContext kProgram{ExecutionMode::kProgram, false};
-constexpr GrowthContext kKernel{ExecutionMode::kKernel, false};
-constexpr GrowthContext kLaunch{ExecutionMode::kKernel, true};
+using testing::byte_at;
+using testing::expect_refusal;
+using testing::kKernel;
+using testing::kLaunch;
+using testing::kProgram;
+
 constexpr std::uint64_t kSlice = HostStaging::kSliceAlignment;
 
 struct StagingState {
@@ -32,19 +37,6 @@ struct StagingState {
   }
   bool operator==(const StagingState &) const = default;
 };
-
-std::byte *at(void *base, std::uint64_t offset) {
-  return static_cast<std::byte *>(base) + offset;
-}
-
-void expect_refusal(const Status &status, GrowthPoint point, std::uint64_t requested,
-                    std::uint64_t capacity) {
-  EXPECT_EQ(status.code(), RRT_ERR_INTERNAL) << status.message();
-  EXPECT_TRUE(status.is_capacity_refusal());
-  EXPECT_EQ(status.growth_point(), point);
-  EXPECT_EQ(status.requested_bytes(), requested);
-  EXPECT_EQ(status.capacity_bytes(), capacity);
-}
 
 class HostStagingTest : public ::testing::Test {
  protected:
@@ -180,7 +172,7 @@ TEST_F(HostStagingTest, KernelModeSlicesTheRegionAtTheSliceAlignment) {
   ASSERT_NE(region, nullptr);
   EXPECT_EQ(staging.capacity(), 4 * kSlice);
   EXPECT_EQ(stage(1000, kKernel), region);
-  EXPECT_EQ(stage(3000, kKernel), at(region, kSlice));
+  EXPECT_EQ(stage(3000, kKernel), byte_at(region, kSlice));
   EXPECT_EQ(staging.used(), 4 * kSlice);
   EXPECT_EQ(staging.staged_blocks(), 0u);
   EXPECT_EQ(rig.counters().allocation_calls, 1u);
@@ -212,7 +204,7 @@ TEST_F(HostStagingTest, KernelModeTakesTheFirstAllocationThenRefusesALargerRun) 
   // The region stays usable: a run that fits is sliced from the same address.
   ASSERT_TRUE(staging.begin(4 * kSlice, kKernel).is_ok());
   EXPECT_EQ(stage(3 * kSlice, kKernel), region);
-  EXPECT_EQ(stage(kSlice, kKernel), at(region, 3 * kSlice));
+  EXPECT_EQ(stage(kSlice, kKernel), byte_at(region, 3 * kSlice));
   staging.end_run();
   EXPECT_EQ(staging.region(), region);
   EXPECT_EQ(staging.capacity(), 4 * kSlice);
@@ -226,7 +218,7 @@ TEST_F(HostStagingTest, KernelModeHoldsOneRegionAcrossRepeatedRunsAndEndRunFrees
   for (const std::uint64_t need : {4 * kSlice, kSlice, std::uint64_t{0}, 2 * kSlice}) {
     ASSERT_TRUE(staging.begin(need, kKernel).is_ok());
     for (std::uint64_t used = 0; used < need; used += kSlice) {
-      EXPECT_EQ(stage(kSlice, kKernel), at(staging.region(), used));
+      EXPECT_EQ(stage(kSlice, kKernel), byte_at(staging.region(), used));
     }
     staging.end_run();
     EXPECT_EQ(staging.used(), 0u);
@@ -253,7 +245,7 @@ TEST_F(HostStagingTest, KernelModeWhileALaunchIsEncodedServesFittingRuns) {
   const MemoryCounters device_before = rig.counters();
   ASSERT_TRUE(staging.begin(4 * kSlice, kLaunch).is_ok());
   EXPECT_EQ(stage(2 * kSlice, kLaunch), staging.region());
-  EXPECT_EQ(stage(2 * kSlice, kLaunch), at(staging.region(), 2 * kSlice));
+  EXPECT_EQ(stage(2 * kSlice, kLaunch), byte_at(staging.region(), 2 * kSlice));
   const StagingState held = StagingState::of(staging);
   expect_refusal(staging.begin(8 * kSlice, kLaunch), GrowthPoint::kHostStaging, 8 * kSlice,
                  4 * kSlice);
@@ -379,7 +371,7 @@ std::vector<PublishedStaging> published_state(const Slots &slots) {
   return state;
 }
 
-using Step = std::function<Status(Slots &)>;
+using Step = testing::SweepStep<Slots>;
 
 Step commit(int slot, std::uint64_t bytes, GrowthContext context) {
   return [=](Slots &slots) { return slots.staging[slot]->commit(bytes, context); };
@@ -438,65 +430,28 @@ std::vector<Step> scenario(ExecutionMode mode) {
   };
 }
 
-std::uint64_t allocations_of_a_clean_run(ExecutionMode mode) {
-  testing::DeviceRig rig;
-  Slots slots(rig.allocator);
-  for (const Step &step : scenario(mode)) {
-    EXPECT_TRUE(step(slots).is_ok());
+std::vector<const void *> live_addresses(const std::vector<PublishedStaging> &state) {
+  std::vector<const void *> addresses;
+  for (const PublishedStaging &slot : state) {
+    addresses.insert(addresses.end(), slot.staged.begin(), slot.staged.end());
   }
-  return rig.faults.allocation_attempts();
+  return addresses;
 }
 
-class HostStagingSweepTest : public ::testing::TestWithParam<std::tuple<ExecutionMode, bool>> {};
+testing::SweepSubject<Slots, std::vector<PublishedStaging>> slots_subject() {
+  return {[](DeviceAllocator allocator) { return std::make_unique<Slots>(allocator); },
+          published_state, live_addresses};
+}
+
+class HostStagingSweepTest : public ::testing::TestWithParam<testing::SweepParam> {};
 
 TEST_P(HostStagingSweepTest, EveryAllocationPointFailsWithoutSideEffects) {
   const auto [mode, throws] = GetParam();
-  const std::uint64_t points = allocations_of_a_clean_run(mode);
-  ASSERT_GE(points, 2u);
-  for (std::uint64_t n = 1; n <= points; ++n) {
-    SCOPED_TRACE(::testing::Message() << "failing allocation " << n << " of " << points);
-    testing::DeviceRig rig;
-    {
-      Slots slots(rig.allocator);
-      if (throws) {
-        rig.faults.throw_on_nth_allocation(n);
-      } else {
-        rig.faults.fail_nth_allocation(n);
-      }
-      int failed_steps = 0;
-      for (const Step &step : scenario(mode)) {
-        const std::vector<PublishedStaging> before = published_state(slots);
-        const Status status = step(slots);
-        if (status.is_ok()) {
-          continue;
-        }
-        ++failed_steps;
-        EXPECT_EQ(status.code(), RRT_ERR_OUT_OF_MEMORY) << status.message();
-        EXPECT_EQ(published_state(slots), before);
-        for (const PublishedStaging &slot : before) {
-          for (void *const address : slot.staged) {
-            EXPECT_TRUE(rig.device.find_allocation(address).has_value());
-          }
-        }
-        ASSERT_TRUE(step(slots).is_ok()) << "retry after the device recovered";
-      }
-      EXPECT_EQ(failed_steps, 1);
-      EXPECT_EQ(rig.faults.injected_failures(), 1u);
-    }
-    EXPECT_EQ(rig.counters().allocation_calls, rig.counters().free_calls);
-    EXPECT_EQ(rig.counters().live_bytes, 0u);
-  }
+  testing::sweep_allocation_failures(slots_subject(), scenario(mode), throws, 2);
 }
 
-INSTANTIATE_TEST_SUITE_P(ModesAndFailureKinds, HostStagingSweepTest,
-                         ::testing::Combine(::testing::Values(ExecutionMode::kProgram,
-                                                              ExecutionMode::kKernel),
-                                            ::testing::Bool()),
-                         [](const ::testing::TestParamInfo<HostStagingSweepTest::ParamType> &info) {
-                           const bool kernel = std::get<0>(info.param) == ExecutionMode::kKernel;
-                           return std::string(kernel ? "Kernel" : "Program") +
-                                  (std::get<1>(info.param) ? "Throw" : "Null");
-                         });
+INSTANTIATE_TEST_SUITE_P(ModesAndFailureKinds, HostStagingSweepTest, testing::sweep_params(),
+                         testing::sweep_param_name);
 
 }  // namespace
 }  // namespace replayrt

@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "support/device_rig.h"
+#include "support/growth_expectations.h"
 
 namespace replayrt {
 namespace {
 
-constexpr GrowthContext kProgram{ExecutionMode::kProgram, false};
-constexpr GrowthContext kKernel{ExecutionMode::kKernel, false};
+using testing::kKernel;
+using testing::kProgram;
+
 constexpr std::uint64_t kSlice = RetainedBuffer::kSliceAlignment;
 
 struct SlotState {
@@ -124,7 +126,7 @@ TEST_F(RetainedBufferTest, KernelModeRefusalLeavesTheRetainedBufferUsable) {
 }
 
 TEST_F(RetainedBufferTest, KernelModeFirstAllocationWhileALaunchIsEncodedIsRefused) {
-  const Status refused = buffer.begin(kSlice, GrowthContext{ExecutionMode::kKernel, true});
+  const Status refused = buffer.begin(kSlice, testing::kLaunch);
   EXPECT_EQ(refused.code(), RRT_ERR_INTERNAL);
   EXPECT_EQ(refused.growth_point(), GrowthPoint::kLaunchAllocation);
   EXPECT_EQ(SlotState::of(buffer), SlotState{});
