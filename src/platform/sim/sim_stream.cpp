@@ -13,6 +13,16 @@ const void *as_ptr(std::uintptr_t address) {
   return reinterpret_cast<const void *>(address);
 }
 
+SimOperation copy_operation(SimOperation::Kind kind, void *dst, const void *src,
+                            std::size_t bytes) {
+  SimOperation operation;
+  operation.kind = kind;
+  operation.dst = dst;
+  operation.src = src;
+  operation.bytes = bytes;
+  return operation;
+}
+
 Status capturing_error(const char *call) {
   return Status::error(
       RRT_ERR_INVALID_STATE,
@@ -42,34 +52,20 @@ SimStream::~SimStream() {
 }
 
 Status SimStream::enqueue_copy_host_to_device(void *dst, const void *src, std::size_t bytes) {
-  SimOperation operation;
-  operation.kind = SimOperation::Kind::kCopyHostToDevice;
-  operation.dst = dst;
-  operation.src = src;
-  operation.bytes = bytes;
   const DeviceRange ranges[] = {{dst, bytes, "host-to-device copy destination"}};
-  return submit(std::move(operation), ranges, {});
+  return submit(copy_operation(SimOperation::Kind::kCopyHostToDevice, dst, src, bytes), ranges, {});
 }
 
 Status SimStream::enqueue_copy_device_to_host(void *dst, const void *src, std::size_t bytes) {
-  SimOperation operation;
-  operation.kind = SimOperation::Kind::kCopyDeviceToHost;
-  operation.dst = dst;
-  operation.src = src;
-  operation.bytes = bytes;
   const DeviceRange ranges[] = {{src, bytes, "device-to-host copy source"}};
-  return submit(std::move(operation), ranges, {});
+  return submit(copy_operation(SimOperation::Kind::kCopyDeviceToHost, dst, src, bytes), ranges, {});
 }
 
 Status SimStream::enqueue_copy_device_to_device(void *dst, const void *src, std::size_t bytes) {
-  SimOperation operation;
-  operation.kind = SimOperation::Kind::kCopyDeviceToDevice;
-  operation.dst = dst;
-  operation.src = src;
-  operation.bytes = bytes;
   const DeviceRange ranges[] = {{src, bytes, "device-to-device copy source"},
                                 {dst, bytes, "device-to-device copy destination"}};
-  return submit(std::move(operation), ranges, {});
+  return submit(copy_operation(SimOperation::Kind::kCopyDeviceToDevice, dst, src, bytes), ranges,
+                {});
 }
 
 Status SimStream::enqueue_memset(void *dst, int value, std::size_t bytes) {
