@@ -58,7 +58,7 @@ typedef struct rrt_run_s *rrt_run_t;
 enum {
   RRT_OK = 0,
   RRT_ERR_INTERNAL = -1000,              /* host failure; also every kernel-mode capacity refusal */
-  RRT_ERR_UNSUPPORTED = -1001,           /* capability not implemented by this platform */
+  RRT_ERR_UNSUPPORTED = -1001,           /* capability this platform does not provide */
   RRT_ERR_PREPARED_INCOMPATIBLE = -1002, /* an overlapping prepare cannot share the active layout */
   RRT_ERR_INVALID_STATE = -1003,    /* valid call out of lifecycle order or in the wrong mode */
   RRT_ERR_INVALID_ARGUMENT = -1004, /* structural argument error */
