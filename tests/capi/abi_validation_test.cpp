@@ -16,7 +16,11 @@
 
 #include <gtest/gtest.h>
 
+#include "abi_queries.h"
+
 namespace {
+
+using replayrt::testing::stats_of;
 
 constexpr std::uint32_t kElements = 4;
 constexpr std::uint64_t kTensorBytes = kElements * sizeof(float);
@@ -141,13 +145,6 @@ std::int32_t kernel_id(rrt_context_t ctx, const char *name) {
   std::int32_t id = kSentinelId;
   EXPECT_EQ(rrt_kernel_lookup(ctx, name, &id), RRT_OK) << name;
   return id;
-}
-
-rrt_stats_t stats_of(rrt_context_t ctx) {
-  rrt_stats_t stats{};
-  stats.struct_size = sizeof stats;
-  EXPECT_EQ(rrt_context_stats(ctx, &stats), RRT_OK);
-  return stats;
 }
 
 // Every counter of `stats`, in a fixed order, for comparing two snapshots.

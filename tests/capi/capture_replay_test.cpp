@@ -10,7 +10,12 @@
 
 #include <gtest/gtest.h>
 
+#include "abi_queries.h"
+
 namespace {
+
+using replayrt::testing::run_args;
+using replayrt::testing::stats_of;
 
 std::atomic<std::uint64_t> next_generation{1 << 20};
 
@@ -71,21 +76,6 @@ class AxpyCallable {
   rrt_callable_desc_t desc_{};
 };
 
-rrt_run_args_t args_of(const rrt_tensor_arg_t *tensors, std::uint32_t count) {
-  rrt_run_args_t args{};
-  args.struct_size = sizeof args;
-  args.num_tensors = count;
-  args.tensors = tensors;
-  return args;
-}
-
-rrt_stats_t stats_of(rrt_context_t ctx) {
-  rrt_stats_t stats{};
-  stats.struct_size = sizeof stats;
-  EXPECT_EQ(rrt_context_stats(ctx, &stats), RRT_OK);
-  return stats;
-}
-
 // A kernel-mode context with a device input and output buffer of `n` floats each.
 class KernelModeTest : public ::testing::Test {
  protected:
@@ -128,7 +118,7 @@ class KernelModeTest : public ::testing::Test {
   rrt_graph_t capture(std::int32_t callable, void *in, void *out) {
     const rrt_tensor_arg_t tensors[2] = {{in, kN * 4, RRT_SPACE_DEVICE},
                                          {out, kN * 4, RRT_SPACE_DEVICE}};
-    const rrt_run_args_t args = args_of(tensors, 2);
+    const rrt_run_args_t args = run_args(tensors);
     EXPECT_EQ(rrt_stream_begin_capture(stream_), RRT_OK);
     EXPECT_EQ(rrt_kernel_launch(ctx_, callable, &args, stream_), RRT_OK);
     rrt_graph_t graph = nullptr;
@@ -254,7 +244,7 @@ TEST_F(KernelModeTest, SeveralThreadsLaunchOnOneContext) {
                  : rrt_tensor_arg_t{ins[t], kN * 4, RRT_SPACE_DEVICE},
             host ? rrt_tensor_arg_t{host_out.data(), kN * 4, RRT_SPACE_HOST}
                  : rrt_tensor_arg_t{outs[t], kN * 4, RRT_SPACE_DEVICE}};
-        const rrt_run_args_t args = args_of(tensors, 2);
+        const rrt_run_args_t args = run_args(tensors);
         if (rrt_kernel_launch(ctx_, callable_, &args, streams[t]) != RRT_OK ||
             rrt_stream_synchronize(streams[t]) != RRT_OK) {
           ++failures;
@@ -300,7 +290,7 @@ TEST_F(KernelModeTest, ConcurrentReplaysAndLaunchesOnDifferentStreamsStayCorrect
   });
   const rrt_tensor_arg_t tensors[2] = {{in2, kN * 4, RRT_SPACE_DEVICE},
                                        {out2, kN * 4, RRT_SPACE_DEVICE}};
-  const rrt_run_args_t args = args_of(tensors, 2);
+  const rrt_run_args_t args = run_args(tensors);
   for (int i = 0; i < 100; ++i) {
     if (rrt_kernel_launch(ctx_, callable_, &args, other) != RRT_OK) {
       ++failures;
@@ -339,7 +329,7 @@ TEST(ProgramModeHazardTest, AReplayAfterARebaseIsRefusedAsStaleAndEnqueuesNothin
   // Capture a program-mode run of the small callable in pipeline slot 0.
   const rrt_tensor_arg_t tensors[2] = {{in, kSmall * 4, RRT_SPACE_DEVICE},
                                        {out, kSmall * 4, RRT_SPACE_DEVICE}};
-  const rrt_run_args_t args = args_of(tensors, 2);
+  const rrt_run_args_t args = run_args(tensors);
   rrt_run_t run = nullptr;
   ASSERT_EQ(rrt_run_prepare(ctx, small_id, &args, &run), RRT_OK);
   ASSERT_EQ(rrt_stream_begin_capture(stream), RRT_OK);
@@ -358,7 +348,7 @@ TEST(ProgramModeHazardTest, AReplayAfterARebaseIsRefusedAsStaleAndEnqueuesNothin
   std::vector<float> big_out(64 * kSmall, 0.0F);
   const rrt_tensor_arg_t big[2] = {{big_in.data(), 64 * kSmall * 4, RRT_SPACE_HOST},
                                    {big_out.data(), 64 * kSmall * 4, RRT_SPACE_HOST}};
-  const rrt_run_args_t big_args = args_of(big, 2);
+  const rrt_run_args_t big_args = run_args(big);
   ASSERT_EQ(rrt_run(ctx, large_id, &big_args), RRT_OK);
   const rrt_stats_t grown = stats_of(ctx);
   EXPECT_GT(grown.regions[RRT_GROWTH_ARENA_GM_HEAP].base_changes, 0u);
@@ -407,7 +397,7 @@ TEST(ProgramModePipelineTest, TwoThreadsPrepareAndRunInBothSlotsAtOnce) {
       }
       const rrt_tensor_arg_t tensors[2] = {{in.data(), kN * 4, RRT_SPACE_HOST},
                                            {out.data(), kN * 4, RRT_SPACE_HOST}};
-      const rrt_run_args_t args = args_of(tensors, 2);
+      const rrt_run_args_t args = run_args(tensors);
       rrt_run_t run = nullptr;
       const rrt_status_t prepared = rrt_run_prepare(ctx, id, &args, &run);
       if (prepared == RRT_ERR_INVALID_STATE) {
@@ -481,7 +471,7 @@ TEST(KernelLaunchTest, ALaunchReturnsWithoutWaitingForTheDevice) {
   void *device = nullptr;
   ASSERT_EQ(rrt_device_alloc(ctx, 64, &device), RRT_OK);
   const rrt_tensor_arg_t tensor{device, 64, RRT_SPACE_DEVICE};
-  const rrt_run_args_t args = args_of(&tensor, 1);
+  const rrt_run_args_t args = run_args({&tensor, 1});
 
   // Both launches return while the first is still held on the device: a launch enqueues and
   // never synchronizes. A launch that waited would be released only by the watchdog, which

@@ -8,7 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include "abi_queries.h"
+
 namespace {
+
+using replayrt::testing::run_args;
+using replayrt::testing::stats_of;
 
 constexpr std::uint32_t kRows = 4;
 constexpr std::uint32_t kCols = 64;
@@ -169,10 +174,7 @@ class HostBuildKernelModeTest : public ::testing::Test {
     const rrt_tensor_arg_t tensors[3] = {{x_, kFloats * 4, RRT_SPACE_DEVICE},
                                          {w_dev_, kWeightFloats * 4, RRT_SPACE_DEVICE},
                                          {out, kFloats * 4, RRT_SPACE_DEVICE}};
-    rrt_run_args_t args{};
-    args.struct_size = sizeof args;
-    args.num_tensors = 3;
-    args.tensors = tensors;
+    const rrt_run_args_t args = run_args(tensors);
     EXPECT_EQ(rrt_stream_begin_capture(stream_), RRT_OK);
     EXPECT_EQ(rrt_kernel_launch(ctx_, id, &args, stream_), RRT_OK);
     rrt_graph_t graph = nullptr;
@@ -200,9 +202,7 @@ class HostBuildKernelModeTest : public ::testing::Test {
 TEST_F(HostBuildKernelModeTest, AThousandReplaysInterleavedWithADeviceBuildGraphMatchTheReference) {
   rrt_graph_t host_graph = capture(host_id_, out_host_);
   rrt_graph_t device_graph = capture(device_id_, out_device_);
-  rrt_stats_t before{};
-  before.struct_size = sizeof before;
-  ASSERT_EQ(rrt_context_stats(ctx_, &before), RRT_OK);
+  const rrt_stats_t before = stats_of(ctx_);
   for (int step = 0; step < 1000; ++step) {
     const std::vector<float> x = input(step);
     ASSERT_EQ(rrt_memcpy_h2d(ctx_, x_, x.data(), kFloats * 4, nullptr), RRT_OK);
@@ -217,9 +217,7 @@ TEST_F(HostBuildKernelModeTest, AThousandReplaysInterleavedWithADeviceBuildGraph
     // Both binds run the same kernels in the same order: the same values, bit for bit.
     ASSERT_TRUE(same_bits(from_host_build, from_device_build)) << "step " << step;
   }
-  rrt_stats_t after{};
-  after.struct_size = sizeof after;
-  ASSERT_EQ(rrt_context_stats(ctx_, &after), RRT_OK);
+  const rrt_stats_t after = stats_of(ctx_);
   EXPECT_EQ(after.device_alloc_calls, before.device_alloc_calls);
   EXPECT_EQ(after.device_free_calls, before.device_free_calls);
   EXPECT_EQ(after.replays - before.replays, 2000u);
@@ -233,10 +231,7 @@ TEST_F(HostBuildKernelModeTest, HostTensorsAreStagedThroughTheFrozenRegion) {
   const rrt_tensor_arg_t tensors[3] = {{x.data(), kFloats * 4, RRT_SPACE_HOST},
                                        {w_dev_, kWeightFloats * 4, RRT_SPACE_DEVICE},
                                        {out.data(), kFloats * 4, RRT_SPACE_HOST}};
-  rrt_run_args_t args{};
-  args.struct_size = sizeof args;
-  args.num_tensors = 3;
-  args.tensors = tensors;
+  const rrt_run_args_t args = run_args(tensors);
   ASSERT_EQ(rrt_kernel_launch(ctx_, host_id_, &args, stream_), RRT_OK);
   ASSERT_EQ(rrt_stream_synchronize(stream_), RRT_OK);
   expect_close(out, reference(x, w_));
@@ -265,19 +260,14 @@ TEST(HostBuildProgramModeTest, BothBindsGiveTheSameResultsEagerly) {
           {x.data(), kFloats * 4, RRT_SPACE_HOST},
           {const_cast<float *>(w.data()), w.size() * 4, RRT_SPACE_HOST},
           {out->data(), kFloats * 4, RRT_SPACE_HOST}};
-      rrt_run_args_t args{};
-      args.struct_size = sizeof args;
-      args.num_tensors = 3;
-      args.tensors = tensors;
+      const rrt_run_args_t args = run_args(tensors);
       ASSERT_EQ(rrt_run(ctx, id, &args), RRT_OK);
     }
     expect_close(out_host, reference(x, w));
     ASSERT_TRUE(same_bits(out_host, out_device));
   }
   // Program-mode host staging is per run: it was all freed again.
-  rrt_stats_t stats{};
-  stats.struct_size = sizeof stats;
-  ASSERT_EQ(rrt_context_stats(ctx, &stats), RRT_OK);
+  const rrt_stats_t stats = stats_of(ctx);
   EXPECT_GT(stats.device_alloc_calls, 40u);
   EXPECT_EQ(rrt_context_destroy(ctx), RRT_OK);
 }

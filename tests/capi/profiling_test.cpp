@@ -6,7 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include "abi_queries.h"
+
 namespace {
+
+using replayrt::testing::run_args;
+using replayrt::testing::stats_of;
 
 constexpr std::uint64_t kN = 512;
 
@@ -65,21 +70,8 @@ struct HostBuffers {
   std::vector<float> out = std::vector<float>(kN, 0.0F);
   rrt_tensor_arg_t tensors[2] = {{in.data(), kN * 4, RRT_SPACE_HOST},
                                  {out.data(), kN * 4, RRT_SPACE_HOST}};
-  rrt_run_args_t args() const {
-    rrt_run_args_t args{};
-    args.struct_size = sizeof args;
-    args.num_tensors = 2;
-    args.tensors = tensors;
-    return args;
-  }
+  rrt_run_args_t args() const { return run_args(tensors); }
 };
-
-rrt_stats_t stats_of(rrt_context_t ctx) {
-  rrt_stats_t stats{};
-  stats.struct_size = sizeof stats;
-  EXPECT_EQ(rrt_context_stats(ctx, &stats), RRT_OK);
-  return stats;
-}
 
 TEST(ProfilingTest, AProgramRunReportsOneTimingPerTask) {
   rrt_context_t ctx = make_context(true);

@@ -18,6 +18,8 @@ namespace {
 using testing::Gate;
 using testing::launch_append;
 using testing::SimExecutionTest;
+using testing::Transfer;
+using testing::transfer_entry;
 
 using SimCaptureTest = SimExecutionTest;
 
@@ -357,18 +359,6 @@ TEST_F(SimCaptureTest, WorkQueuedBeforeCaptureStillRuns) {
   const std::unique_ptr<Graph> graph = end_capture(stream);
   ASSERT_TRUE(stream.synchronize().is_ok());
   EXPECT_EQ(log, std::vector<int>{1});
-}
-
-// Copies the int its context's source points to into its context's destination.
-struct Transfer {
-  const int *source = nullptr;
-  int *destination = nullptr;
-};
-
-Status transfer_entry(void *context, const std::byte * /*invocation*/, std::size_t /*bytes*/) {
-  const auto *const transfer = static_cast<const Transfer *>(context);
-  *transfer->destination = *transfer->source;
-  return Status::ok();
 }
 
 Status increment_entry(void *context, const std::byte * /*invocation*/, std::size_t /*bytes*/) {

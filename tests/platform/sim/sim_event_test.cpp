@@ -16,6 +16,8 @@ using testing::Gate;
 using testing::launch_append;
 using testing::launch_failing;
 using testing::SimExecutionTest;
+using testing::Transfer;
+using testing::transfer_entry;
 
 using SimEventTest = SimExecutionTest;
 
@@ -23,18 +25,6 @@ using SimEventTest = SimExecutionTest;
 Status store_entry(void *context, const std::byte *invocation, std::size_t bytes) {
   EXPECT_EQ(bytes, sizeof(int));
   std::memcpy(context, invocation, sizeof(int));
-  return Status::ok();
-}
-
-// Copies the int its context's source points to into its context's destination.
-struct Transfer {
-  const int *source = nullptr;
-  int *destination = nullptr;
-};
-
-Status transfer_entry(void *context, const std::byte * /*invocation*/, std::size_t /*bytes*/) {
-  const auto *const transfer = static_cast<const Transfer *>(context);
-  *transfer->destination = *transfer->source;
   return Status::ok();
 }
 

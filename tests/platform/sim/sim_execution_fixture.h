@@ -28,6 +28,19 @@ inline Status append_entry(void *context, const std::byte *invocation, std::size
   return Status::ok();
 }
 
+// Copies the int its context's source points to into its context's destination.
+struct Transfer {
+  const int *source = nullptr;
+  int *destination = nullptr;
+};
+
+inline Status transfer_entry(void *context, const std::byte * /*invocation*/,
+                             std::size_t /*bytes*/) {
+  const auto *const transfer = static_cast<const Transfer *>(context);
+  *transfer->destination = *transfer->source;
+  return Status::ok();
+}
+
 inline Status failing_entry(void * /*context*/, const std::byte * /*invocation*/,
                             std::size_t /*bytes*/) {
   return Status::error(RRT_ERR_KERNEL_FAILED, "failing_entry: task 7 reported failure");
