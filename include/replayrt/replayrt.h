@@ -139,22 +139,20 @@ typedef struct rrt_kernel_config {
 
 /* Lifecycle: create → (program_init | kernel_init) → work → finalize → destroy.
    A context is created mode-less. The first init latches its mode for good: PROGRAM or
-   KERNEL; an init of the other mode returns RRT_ERR_INVALID_STATE. Init arguments are
-   validated before latching, so a rejected init leaves the context reusable. A failure after
-   latching (for example the device cannot hold the plan) poisons the context: every call on it
-   returns RRT_ERR_INVALID_STATE except rrt_context_finalize, rrt_context_destroy,
-   rrt_context_mode, rrt_context_stats and the calls that release what was created before the
-   failure (rrt_stream_destroy, rrt_event_destroy, rrt_graph_destroy, rrt_run_finalize,
-   rrt_device_free). */
+   KERNEL; an init of the other mode returns RRT_ERR_INVALID_STATE. A failed init (invalid
+   arguments, or a plan the device cannot hold) latches nothing and leaves nothing allocated:
+   the context stays mode-less and reusable. */
 RRT_API rrt_status_t rrt_context_create(const rrt_context_options_t *options, rrt_context_t *out);
 /* 1 if `ctx` can run kernel-mode launches on its platform, 0 otherwise (also for NULL). */
 RRT_API int rrt_kernel_mode_supported(rrt_context_t ctx);
 /* Latches PROGRAM. Idempotent on a program context that is not finalized. */
 RRT_API rrt_status_t rrt_program_init(rrt_context_t ctx);
-/* Latches KERNEL and commits `config->capacity` once: arena bank 0, pipeline slot 0's retained
-   staging, the graph-definition store and the host staging region. Nothing grows afterwards.
-   An allocation failure during the commit returns RRT_ERR_OUT_OF_MEMORY and poisons the
-   context. A second kernel init returns RRT_ERR_INVALID_STATE and changes nothing. */
+/* Commits `config->capacity` once (arena bank 0, pipeline slot 0's retained staging, the
+   graph-definition store, the host staging region and, with profiling on, the collectors),
+   then latches KERNEL. Nothing grows afterwards. An allocation failure during the commit
+   returns RRT_ERR_OUT_OF_MEMORY with nothing allocated and nothing latched; the context may
+   be initialized again, with the same context_generation. A second kernel init returns
+   RRT_ERR_INVALID_STATE and changes nothing. */
 RRT_API rrt_status_t rrt_kernel_init(rrt_context_t ctx, const rrt_kernel_config_t *config);
 /* *mode is meaningful only when *latched is 1. */
 RRT_API rrt_status_t rrt_context_mode(rrt_context_t ctx, rrt_mode_t *mode, int *latched);
@@ -378,7 +376,7 @@ typedef struct rrt_stats {
   uint64_t refusals[8];          /* indexed by rrt_growth_point_t */
   rrt_region_stats_t regions[8]; /* indexed by rrt_growth_point_t */
 } rrt_stats_t;
-/* Accepted on a poisoned context. Counters never decrease, except live_bytes. */
+/* Counters never decrease, except live_bytes. */
 RRT_API rrt_status_t rrt_context_stats(rrt_context_t ctx, rrt_stats_t *out);
 
 #ifdef __cplusplus

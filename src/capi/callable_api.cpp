@@ -21,7 +21,6 @@ RRT_API rrt_status_t rrt_kernel_register(rrt_context_t ctx, const char *name, rr
     RRT_RETURN_IF_ERROR(require_non_null(name, "name"));
     RRT_RETURN_IF_ERROR(require_non_null(reinterpret_cast<const void *>(fn), "fn"));
     RRT_RETURN_IF_ERROR(require_non_null(out_kernel_id, "out_kernel_id"));
-    RRT_RETURN_IF_ERROR(ctx->engine->check_not_poisoned());
     replayrt::KernelEntry entry;
     entry.name = name;
     entry.fn = fn;
@@ -36,7 +35,6 @@ RRT_API rrt_status_t rrt_kernel_lookup(rrt_context_t ctx, const char *name,
     RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
     RRT_RETURN_IF_ERROR(require_non_null(name, "name"));
     RRT_RETURN_IF_ERROR(require_non_null(out_kernel_id, "out_kernel_id"));
-    RRT_RETURN_IF_ERROR(ctx->engine->check_not_poisoned());
     return ctx->engine->kernels().find(name, out_kernel_id);
   });
 }

@@ -149,7 +149,6 @@ RRT_API rrt_status_t rrt_device_alloc(rrt_context_t ctx, size_t bytes, void **ou
     if (bytes == 0) {
       return Status::error(RRT_ERR_INVALID_ARGUMENT, "bytes is zero");
     }
-    RRT_RETURN_IF_ERROR(ctx->engine->check_not_poisoned());
     void *ptr = ctx->engine->device().allocate(bytes);
     if (ptr == nullptr) {
       return Status::error(RRT_ERR_OUT_OF_MEMORY,
@@ -186,7 +185,6 @@ RRT_API rrt_status_t rrt_memcpy_h2d(rrt_context_t ctx, void *dst, const void *sr
     RRT_RETURN_IF_ERROR(require_context(ctx));
     RRT_RETURN_IF_ERROR(require_non_null(dst, "dst"));
     RRT_RETURN_IF_ERROR(require_non_null(src, "src"));
-    RRT_RETURN_IF_ERROR(ctx->engine->check_not_poisoned());
     RRT_RETURN_IF_ERROR(check_device_range(ctx, dst, bytes, "dst"));
     if (stream == nullptr) {
       return ctx->engine->device().copy_host_to_device(dst, src, bytes);
@@ -202,7 +200,6 @@ RRT_API rrt_status_t rrt_memcpy_d2h(rrt_context_t ctx, void *dst, const void *sr
     RRT_RETURN_IF_ERROR(require_context(ctx));
     RRT_RETURN_IF_ERROR(require_non_null(dst, "dst"));
     RRT_RETURN_IF_ERROR(require_non_null(src, "src"));
-    RRT_RETURN_IF_ERROR(ctx->engine->check_not_poisoned());
     RRT_RETURN_IF_ERROR(check_device_range(ctx, src, bytes, "src"));
     if (stream == nullptr) {
       return ctx->engine->device().copy_device_to_host(dst, src, bytes);

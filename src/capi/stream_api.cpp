@@ -62,7 +62,6 @@ RRT_API rrt_status_t rrt_stream_create(rrt_context_t ctx, rrt_stream_t *out) {
   return guarded("rrt_stream_create", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
     RRT_RETURN_IF_ERROR(require_non_null(out, "out"));
-    RRT_RETURN_IF_ERROR(ctx->engine->check_not_poisoned());
     auto stream = std::make_unique<rrt_stream_s>();
     stream->context = ctx;
     RRT_RETURN_IF_ERROR(ctx->engine->device().create_stream(&stream->stream));
@@ -95,7 +94,6 @@ RRT_API rrt_status_t rrt_stream_destroy(rrt_stream_t stream) {
 RRT_API rrt_status_t rrt_stream_synchronize(rrt_stream_t stream) {
   return guarded("rrt_stream_synchronize", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_non_null(stream, "stream"));
-    RRT_RETURN_IF_ERROR(stream->context->engine->check_not_poisoned());
     return stream->stream->synchronize();
   });
 }
@@ -104,7 +102,6 @@ RRT_API rrt_status_t rrt_event_create(rrt_context_t ctx, rrt_event_t *out) {
   return guarded("rrt_event_create", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
     RRT_RETURN_IF_ERROR(require_non_null(out, "out"));
-    RRT_RETURN_IF_ERROR(ctx->engine->check_not_poisoned());
     auto event = std::make_unique<rrt_event_s>();
     event->context = ctx;
     RRT_RETURN_IF_ERROR(ctx->engine->device().create_event(&event->event));
@@ -117,7 +114,6 @@ RRT_API rrt_status_t rrt_event_create(rrt_context_t ctx, rrt_event_t *out) {
 RRT_API rrt_status_t rrt_event_record(rrt_event_t event, rrt_stream_t stream) {
   return guarded("rrt_event_record", [&]() -> Status {
     RRT_RETURN_IF_ERROR(check_same_context(event, stream));
-    RRT_RETURN_IF_ERROR(stream->context->engine->check_not_poisoned());
     const bool capturing = stream->stream->is_capturing();
     RRT_RETURN_IF_ERROR(stream->stream->record_event(*event->event));
     if (capturing) {
@@ -130,7 +126,6 @@ RRT_API rrt_status_t rrt_event_record(rrt_event_t event, rrt_stream_t stream) {
 RRT_API rrt_status_t rrt_stream_wait_event(rrt_stream_t stream, rrt_event_t event) {
   return guarded("rrt_stream_wait_event", [&]() -> Status {
     RRT_RETURN_IF_ERROR(check_same_context(event, stream));
-    RRT_RETURN_IF_ERROR(stream->context->engine->check_not_poisoned());
     const bool capturing = stream->stream->is_capturing();
     RRT_RETURN_IF_ERROR(stream->stream->wait_event(*event->event));
     if (capturing) {
@@ -143,7 +138,6 @@ RRT_API rrt_status_t rrt_stream_wait_event(rrt_stream_t stream, rrt_event_t even
 RRT_API rrt_status_t rrt_event_synchronize(rrt_event_t event) {
   return guarded("rrt_event_synchronize", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_non_null(event, "event"));
-    RRT_RETURN_IF_ERROR(event->context->engine->check_not_poisoned());
     return event->event->synchronize();
   });
 }

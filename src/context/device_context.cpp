@@ -2,25 +2,16 @@
 
 #include <algorithm>
 
+#include "common/align.h"
 #include "common/format.h"
+#include "context/launch_scope.h"
+#include "memory/block_transaction.h"
 
 namespace replayrt {
 
 namespace {
 
-DeviceContext &runner_of(void *runner) {
-  return *static_cast<DeviceContext *>(runner);
-}
-
-bool valid_index(int index) {
-  return index >= 0 && index < DeviceContext::kPipelineDepth;
-}
-
-Status bad_index(const char *what, int index) {
-  return Status::error(RRT_ERR_INVALID_ARGUMENT,
-                       format("%s %d is out of range (pipeline depth %d)", what, index,
-                              DeviceContext::kPipelineDepth));
-}
+thread_local const DeviceContext *t_launching = nullptr;
 
 void raise_peak(std::atomic<std::uint64_t> &peak, std::uint64_t value) {
   std::uint64_t seen = peak.load(std::memory_order_relaxed);
@@ -28,67 +19,86 @@ void raise_peak(std::atomic<std::uint64_t> &peak, std::uint64_t value) {
   }
 }
 
-const HostApiOps kHostApiOps = {
-    .device_malloc = [](void *runner, GrowthContext growth, std::size_t bytes,
-                        void **out) { return runner_of(runner).device_malloc(growth, bytes, out); },
-    .device_free = [](void *runner, void *ptr) { return runner_of(runner).device_free(ptr); },
-    .copy_to_device =
-        [](void *runner, void *dst, const void *src, std::size_t bytes) {
-          return runner_of(runner).device().copy_host_to_device(dst, src, bytes);
-        },
-    .copy_from_device =
-        [](void *runner, void *dst, const void *src, std::size_t bytes) {
-          return runner_of(runner).device().copy_device_to_host(dst, src, bytes);
-        },
-    .retained_begin =
-        [](void *runner, GrowthContext growth, int slot, std::uint64_t required) {
-          return runner_of(runner).retained_begin(growth, slot, required);
-        },
-    .retained_acquire =
-        [](void *runner, int slot, std::uint64_t bytes) {
-          return runner_of(runner).retained_acquire(slot, bytes);
-        },
-    .setup_static_arena =
-        [](void *runner, GrowthContext growth, int bank, const BankRequest &request) {
-          return runner_of(runner).setup_static_arena(growth, bank, request);
-        },
-    .pooled_bases = [](void *runner, int bank) { return runner_of(runner).pooled_bases(bank); },
-    .pooled_sizes = [](void *runner, int bank) { return runner_of(runner).pooled_sizes(bank); },
-    .lookup_prebuilt_image =
-        [](void *runner, int bank, std::uint64_t key, PrebuiltImageCache::Entry *out) {
-          return runner_of(runner).lookup_prebuilt_image(bank, key, out);
-        },
-    .store_prebuilt_image =
-        [](void *runner, const PrebuiltImageCache::Entry &entry) {
-          runner_of(runner).store_prebuilt_image(entry);
-        },
-    .acquire_graph_definition =
-        [](void *runner, GrowthContext growth, int slot, std::uint64_t key, std::uint64_t bytes,
-           GraphDefinitionStore::Placement *out) {
-          return runner_of(runner).acquire_graph_definition(growth, slot, key, bytes, out);
-        },
-    .host_staging_begin =
-        [](void *runner, GrowthContext growth, int slot, std::uint64_t required) {
-          return runner_of(runner).host_staging_begin(growth, slot, required);
-        },
-    .host_staging_stage =
-        [](void *runner, GrowthContext growth, int slot, std::uint64_t bytes, void **out) {
-          return runner_of(runner).host_staging_stage(growth, slot, bytes, out);
-        },
-    .profile_area =
-        [](void *runner, GrowthContext growth, int slot, std::uint32_t tasks, TaskTiming **timings,
-           LaunchRecord **wall) {
-          return runner_of(runner).profile_area(growth, slot, tasks, timings, wall);
-        },
-    .is_kernel_mode = [](void *runner) { return runner_of(runner).latch().is_kernel(); },
-};
-
 }  // namespace
 
+LaunchScope::LaunchScope(const DeviceContext &context) noexcept {
+  t_launching = &context;
+}
+
+LaunchScope::~LaunchScope() {
+  t_launching = nullptr;
+}
+
+bool LaunchScope::is_open_for(const DeviceContext &context) noexcept {
+  return t_launching == &context;
+}
+
+class DeviceContext::Slot final : public SlotView {
+ public:
+  Slot(DeviceContext &context, int index)
+      : context_(context),
+        index_(index),
+        bank(context),
+        retained(context, GrowthPoint::kRetainedStaging),
+        definitions(context),
+        host_staging(context, GrowthPoint::kHostStaging) {}
+
+  int index() const noexcept override { return index_; }
+  ExecutionMode mode() const noexcept override {
+    return context_.latch_.is_kernel() ? ExecutionMode::kKernel : ExecutionMode::kProgram;
+  }
+  Status reserve(const SlotRequest &request, SlotGrant *grant) override {
+    const std::lock_guard<std::mutex> lock(context_.mutex_);
+    return context_.reserve_slot(*this, request, grant);
+  }
+  Status upload(void *dst, const void *src, std::size_t bytes) override {
+    return context_.device_.copy_host_to_device(dst, src, bytes);
+  }
+  BankBases bank_bases() const override {
+    const std::lock_guard<std::mutex> lock(context_.mutex_);
+    return bank.bases();
+  }
+  BankRequest bank_capacities() const override {
+    const std::lock_guard<std::mutex> lock(context_.mutex_);
+    return bank.capacities();
+  }
+  bool find_prebuilt(std::uint64_t key, PrebuiltImageCache::Entry *out) const override {
+    const std::lock_guard<std::mutex> lock(context_.mutex_);
+    return image_cache.lookup(index_, key, bank.bases(), out);
+  }
+  void remember_prebuilt(const PrebuiltImageCache::Entry &entry) override {
+    const std::lock_guard<std::mutex> lock(context_.mutex_);
+    image_cache.store(entry);
+  }
+
+  GuardedBlock &staging(StagingKind kind) noexcept {
+    return kind == StagingKind::kRetained ? retained : host_staging;
+  }
+
+  void release() noexcept {
+    image_cache.clear();
+    bank.release_all();
+    retained.release();
+    definitions.release();
+    host_staging.release();
+  }
+
+ private:
+  DeviceContext &context_;
+  int index_;
+
+ public:
+  ArenaBank bank;
+  GuardedBlock retained;
+  GraphDefinitionStore definitions;
+  GuardedBlock host_staging;
+  PrebuiltImageCache image_cache;
+};
+
 DeviceContext::DeviceContext(Device &device)
-    : device_(device), dfx_(runtime_allocator(), kPipelineDepth) {
-  for (auto &slot : slots_) {
-    slot = std::make_unique<Slot>(runtime_allocator());
+    : device_(device), profiling_collectors_(*this, kPipelineDepth) {
+  for (int i = 0; i < kPipelineDepth; ++i) {
+    slots_[static_cast<std::size_t>(i)] = std::make_unique<Slot>(*this, i);
   }
 }
 
@@ -96,257 +106,217 @@ DeviceContext::~DeviceContext() {
   release_all();
 }
 
-const HostApiOps &DeviceContext::host_api_ops() noexcept {
-  return kHostApiOps;
+GrowthContext DeviceContext::growth_context() const noexcept {
+  return GrowthContext{latch_.is_kernel() ? ExecutionMode::kKernel : ExecutionMode::kProgram,
+                       LaunchScope::is_open_for(*this)};
 }
 
-DeviceAllocator DeviceContext::runtime_allocator() noexcept {
-  return DeviceAllocator{this, &DeviceContext::allocate_counted, &DeviceContext::free_counted};
-}
-
-void *DeviceContext::allocate_counted(void *self, std::size_t bytes) {
-  auto &context = *static_cast<DeviceContext *>(self);
-  void *ptr = context.device_.allocate(bytes);
-  if (ptr == nullptr) {
-    return nullptr;
-  }
-  const auto info = context.device_.find_allocation(ptr);
-  const std::uint64_t size = info ? info->size : bytes;
-  context.counters_.device_alloc_calls.fetch_add(1, std::memory_order_relaxed);
-  const std::uint64_t live =
-      context.counters_.live_bytes.fetch_add(size, std::memory_order_relaxed) + size;
-  raise_peak(context.counters_.peak_bytes, live);
-  return ptr;
-}
-
-int DeviceContext::free_counted(void *self, void *ptr) noexcept {
-  auto &context = *static_cast<DeviceContext *>(self);
+Status DeviceContext::allocate(const GuardedBlock &block, std::size_t bytes, void **out) noexcept {
   try {
-    const auto info = context.device_.find_allocation(ptr);
-    if (!context.device_.free(ptr).is_ok()) {
-      return -1;
+    if (latch_.is_kernel() && (block.is_published() || LaunchScope::is_open_for(*this))) {
+      count_refusal(GrowthPoint::kLaunchAllocation);
+      return Status::capacity_refusal(
+          GrowthPoint::kLaunchAllocation, bytes, block.capacity(),
+          format("kernel-mode capacity refusal at launch_allocation: %s asked for a %zu-byte "
+                 "device allocation that is not its first allocation outside a launch; after "
+                 "kernel init only an empty block may allocate",
+                 growth_point_name(block.point()), bytes));
     }
-    context.counters_.device_free_calls.fetch_add(1, std::memory_order_relaxed);
-    if (info) {
-      context.counters_.live_bytes.fetch_sub(info->size, std::memory_order_relaxed);
+    void *ptr = device_.allocate(bytes);
+    if (ptr == nullptr) {
+      return Status::error(RRT_ERR_OUT_OF_MEMORY,
+                           format("device allocation of %zu bytes for %s failed; nothing changed",
+                                  bytes, growth_point_name(block.point())));
     }
-    return 0;
+    const auto info = device_.find_allocation(ptr);
+    const std::uint64_t size = info ? info->size : bytes;
+    counters_.device_alloc_calls.fetch_add(1, std::memory_order_relaxed);
+    const std::uint64_t live =
+        counters_.live_bytes.fetch_add(size, std::memory_order_relaxed) + size;
+    raise_peak(counters_.peak_bytes, live);
+    *out = ptr;
+    return Status::ok();
   } catch (...) {
-    return -1;
-  }
-}
-
-Status DeviceContext::device_malloc(GrowthContext growth, std::size_t bytes, void **out) {
-  const GrowthRequest request{.point = GrowthPoint::kLaunchAllocation,
-                              .context = growth,
-                              .published = false,
-                              .capacity = 0,
-                              .required = bytes,
-                              .zero = ZeroRequest::kKeeps};
-  const GrowthDecision decision = decide_growth(request);
-  if (decision == GrowthDecision::kRefuse) {
-    Status refusal = refuse_growth(request);
-    record_refusal(refusal);
-    return refusal;
-  }
-  if (bytes == 0) {
-    return Status::error(RRT_ERR_INVALID_ARGUMENT, "device allocation of zero bytes");
-  }
-  void *ptr = allocate_or_null(runtime_allocator(), bytes);
-  if (ptr == nullptr) {
     return Status::error(RRT_ERR_OUT_OF_MEMORY,
-                         format("device allocation of %zu bytes failed", bytes));
+                         format("device allocation of %zu bytes for %s failed; nothing changed",
+                                bytes, growth_point_name(block.point())));
   }
-  *out = ptr;
-  return Status::ok();
 }
 
-Status DeviceContext::device_free(void *ptr) {
-  if (free_counted(this, ptr) != 0) {
-    return Status::error(RRT_ERR_INVALID_ARGUMENT,
-                         format("device free of %p: not a live runtime allocation", ptr));
-  }
-  return Status::ok();
-}
-
-Status DeviceContext::retained_begin(GrowthContext growth, int slot, std::uint64_t required) {
-  if (!valid_index(slot)) {
-    return bad_index("pipeline slot", slot);
-  }
-  const std::lock_guard<std::mutex> lock(mutex_);
-  Slot &s = *slots_[static_cast<std::size_t>(slot)];
-  Status status = s.retained.begin(required, growth);
-  if (status.is_ok()) {
-    s.last_retained_request = required;
-  }
-  record_refusal(status);
-  return status;
-}
-
-void *DeviceContext::retained_acquire(int slot, std::uint64_t bytes) {
-  if (!valid_index(slot)) {
-    return nullptr;
-  }
-  const std::lock_guard<std::mutex> lock(mutex_);
-  return slots_[static_cast<std::size_t>(slot)]->retained.acquire(bytes);
-}
-
-Status DeviceContext::setup_static_arena(GrowthContext growth, int bank,
-                                         const BankRequest &request) {
-  if (!valid_index(bank)) {
-    return bad_index("arena bank", bank);
-  }
-  const std::lock_guard<std::mutex> lock(mutex_);
-  return setup_static_arena_locked(growth, bank, request);
-}
-
-Status DeviceContext::setup_static_arena_locked(GrowthContext growth, int bank,
-                                                const BankRequest &request) {
-  Slot &s = *slots_[static_cast<std::size_t>(bank)];
-  BankCommitOutcome outcome = s.bank.commit(request, growth);
-  if (outcome.bases_changed) {
-    s.image_cache.invalidate_bank(bank);
-  }
-  if (outcome.status.is_ok()) {
-    s.last_request = request;
-  }
-  record_refusal(outcome.status);
-  return std::move(outcome.status);
-}
-
-BankBases DeviceContext::pooled_bases(int bank) const {
-  if (!valid_index(bank)) {
-    return {};
-  }
-  const std::lock_guard<std::mutex> lock(mutex_);
-  return slots_[static_cast<std::size_t>(bank)]->bank.bases();
-}
-
-BankRequest DeviceContext::pooled_sizes(int bank) const {
-  if (!valid_index(bank)) {
-    return {};
-  }
-  const std::lock_guard<std::mutex> lock(mutex_);
-  const ArenaBank &b = slots_[static_cast<std::size_t>(bank)]->bank;
-  return BankRequest{b.cached_size(BankRegion::kGmHeap), b.cached_size(BankRegion::kGmSm),
-                     b.cached_size(BankRegion::kRuntimePool)};
-}
-
-bool DeviceContext::lookup_prebuilt_image(int bank, std::uint64_t key,
-                                          PrebuiltImageCache::Entry *out) const {
-  if (!valid_index(bank)) {
+bool DeviceContext::free(void *ptr) noexcept {
+  const auto info = device_.find_allocation(ptr);
+  if (!device_.free(ptr).is_ok()) {
+    counters_.failed_frees.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
-  const std::lock_guard<std::mutex> lock(mutex_);
-  const Slot &s = *slots_[static_cast<std::size_t>(bank)];
-  return s.image_cache.lookup(bank, key, s.bank.bases(), out);
+  counters_.device_free_calls.fetch_add(1, std::memory_order_relaxed);
+  if (info) {
+    counters_.live_bytes.fetch_sub(info->size, std::memory_order_relaxed);
+  }
+  return true;
 }
 
-void DeviceContext::store_prebuilt_image(const PrebuiltImageCache::Entry &entry) {
-  if (!valid_index(entry.bank)) {
+Status DeviceContext::zero(void *ptr, std::size_t bytes) noexcept {
+  try {
+    return device_.memset(ptr, 0, bytes);
+  } catch (...) {
+    return Status::error(RRT_ERR_INTERNAL, "device memset threw");
+  }
+}
+
+void DeviceContext::count_refusal(GrowthPoint point) noexcept {
+  const int index = growth_point_index(point);
+  if (index >= 0 && index < kGrowthPointCount) {
+    counters_.refusals[static_cast<std::size_t>(index)].fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+Status DeviceContext::claim_slot(int *out) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  for (int i = 0; i < kPipelineDepth; ++i) {
+    if (!slot_busy_[static_cast<std::size_t>(i)]) {
+      slot_busy_[static_cast<std::size_t>(i)] = true;
+      *out = i;
+      return Status::ok();
+    }
+  }
+  return Status::error(
+      RRT_ERR_INVALID_STATE,
+      format("all %d pipeline slots hold runs; finalize one first", kPipelineDepth));
+}
+
+void DeviceContext::release_slot(int slot) noexcept {
+  if (slot < 0 || slot >= kPipelineDepth) {
     return;
   }
   const std::lock_guard<std::mutex> lock(mutex_);
-  slots_[static_cast<std::size_t>(entry.bank)]->image_cache.store(entry);
+  slot_busy_[static_cast<std::size_t>(slot)] = false;
+}
+
+SlotView &DeviceContext::slot(int slot) noexcept {
+  return *slots_[static_cast<std::size_t>(slot)];
+}
+
+void DeviceContext::forget_images_if_moved(Slot &slot, const BankBases &before) noexcept {
+  if (slot.bank.bases() != before) {
+    slot.image_cache.invalidate_bank(slot.index());
+  }
+}
+
+Status DeviceContext::reserve_slot(Slot &slot, const SlotRequest &request, SlotGrant *grant) {
+  const bool profiled = profiling() && request.profile_tasks != 0;
+  if (profiled && !latch_.is_kernel() &&
+      profiling_collectors_.would_rebuild(request.profile_tasks)) {
+    for (int other = 0; other < kPipelineDepth; ++other) {
+      if (other != slot.index() && slot_busy_[static_cast<std::size_t>(other)]) {
+        return Status::error(
+            RRT_ERR_PREPARED_INCOMPATIBLE,
+            format("the run's %u tasks need larger profiling collectors, and the run in the "
+                   "other pipeline slot is using them; finalize that run, then prepare again",
+                   request.profile_tasks));
+      }
+    }
+  }
+  BlockTransaction txn;
+  if (profiled) {
+    RRT_RETURN_IF_ERROR(profiling_collectors_.plan(txn, request.profile_tasks));
+  }
+  GuardedBlock &staging = slot.staging(request.staging_kind);
+  if (request.staging_bytes != 0) {
+    RRT_RETURN_IF_ERROR(txn.add(staging, request.staging_bytes));
+  }
+  if (request.size_bank) {
+    RRT_RETURN_IF_ERROR(slot.bank.plan(txn, request.bank));
+  }
+  GraphDefinitionStore::Pending definition;
+  if (request.place_definition) {
+    definition = slot.definitions.plan(request.definition_key, request.definition_bytes);
+    RRT_RETURN_IF_ERROR(txn.add(slot.definitions.block(), definition.required));
+  }
+  const BankBases before = slot.bank.bases();
+  RRT_RETURN_IF_ERROR(txn.commit());
+  forget_images_if_moved(slot, before);
+  if (profiled) {
+    RRT_RETURN_IF_ERROR(profiling_collectors_.settle());
+    grant->timings = profiling_collectors_.timings(slot.index());
+    grant->wall = profiling_collectors_.wall(slot.index());
+  }
+  if (request.place_definition) {
+    grant->definition = slot.definitions.place(definition, request.definition_binding);
+  }
+  grant->staging = request.staging_bytes != 0 ? staging.base() : nullptr;
+  grant->bases = slot.bank.bases();
+  return Status::ok();
 }
 
 Status DeviceContext::commit_capacity_plan(const rrt_capacity_plan_t &plan,
                                            std::uint32_t profile_tasks) {
-  const GrowthContext kernel{ExecutionMode::kKernel, false};
-  RRT_RETURN_IF_ERROR(setup_static_arena(
-      kernel, 0, BankRequest{plan.gm_heap_bytes, plan.gm_sm_bytes, plan.runtime_pool_bytes}));
-  RRT_RETURN_IF_ERROR(retained_begin(kernel, 0, plan.retained_staging_bytes));
   const std::lock_guard<std::mutex> lock(mutex_);
   Slot &s = *slots_[0];
-  RRT_RETURN_IF_ERROR(s.definitions.commit(plan.graph_definition_bytes, kernel));
-  RRT_RETURN_IF_ERROR(s.staging.commit(plan.host_staging_bytes, kernel));
-  if (profiling() && profile_tasks != 0) {
-    RRT_RETURN_IF_ERROR(dfx_.ensure(profile_tasks, kernel));
+  BlockTransaction txn;
+  RRT_RETURN_IF_ERROR(
+      s.bank.plan(txn, BankRequest{plan.gm_heap_bytes, plan.gm_sm_bytes, plan.runtime_pool_bytes}));
+  RRT_RETURN_IF_ERROR(txn.add(s.retained, plan.retained_staging_bytes));
+  RRT_RETURN_IF_ERROR(txn.add(s.definitions.block(), plan.graph_definition_bytes));
+  RRT_RETURN_IF_ERROR(txn.add(s.host_staging, plan.host_staging_bytes));
+  if (profiling()) {
+    RRT_RETURN_IF_ERROR(profiling_collectors_.plan(txn, profile_tasks));
+  }
+  RRT_RETURN_IF_ERROR(txn.commit());
+  Status settled = profiling_collectors_.settle();
+  if (!settled.is_ok()) {
+    s.release();
+    profiling_collectors_.release();
+  }
+  return settled;
+}
+
+Status DeviceContext::reserve_resident(const ResidentRequest &request, ResidentGrant *grant) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  Slot &s = *slots_[0];
+  const std::uint64_t offset = align_up(resident_used_, kResidentAlignment);
+  const std::uint64_t end = offset + request.pool_bytes;
+  const bool profiled = profiling() && request.profile_tasks != 0;
+  BlockTransaction txn;
+  if (profiled) {
+    RRT_RETURN_IF_ERROR(profiling_collectors_.plan(txn, request.profile_tasks));
+  }
+  GraphDefinitionStore::Pending definition;
+  if (request.place_definition) {
+    definition = s.definitions.plan(request.definition_key, request.definition_bytes);
+    RRT_RETURN_IF_ERROR(txn.add(s.definitions.block(), definition.required));
+  }
+  RRT_RETURN_IF_ERROR(s.bank.plan(
+      txn, BankRequest{request.gm_heap, request.gm_sm, request.pool_bytes != 0 ? end : 0}));
+  const BankBases before = s.bank.bases();
+  RRT_RETURN_IF_ERROR(txn.commit());
+  forget_images_if_moved(s, before);
+  if (profiled) {
+    RRT_RETURN_IF_ERROR(profiling_collectors_.settle());
+  }
+  *grant = ResidentGrant{};
+  grant->bases = s.bank.bases();
+  if (request.pool_bytes != 0) {
+    grant->pool = static_cast<std::byte *>(grant->bases.runtime_pool) + offset;
+    grant->pool_offset = resident_used_;
+    grant->pool_end = end;
+    resident_used_ = end;
+  }
+  if (request.place_definition) {
+    grant->definition = s.definitions.place(definition, request.definition_binding);
+    grant->definition_key = request.definition_key;
   }
   return Status::ok();
 }
 
-Status DeviceContext::acquire_graph_definition(GrowthContext growth, int slot, std::uint64_t key,
-                                               std::uint64_t bytes,
-                                               GraphDefinitionStore::Placement *out) {
-  if (!valid_index(slot)) {
-    return bad_index("pipeline slot", slot);
-  }
+void DeviceContext::return_resident(const ResidentGrant &grant) noexcept {
   const std::lock_guard<std::mutex> lock(mutex_);
-  Status status =
-      slots_[static_cast<std::size_t>(slot)]->definitions.acquire(key, bytes, growth, out);
-  record_refusal(status);
-  return status;
-}
-
-Status DeviceContext::host_staging_begin(GrowthContext growth, int slot, std::uint64_t required) {
-  if (!valid_index(slot)) {
-    return bad_index("pipeline slot", slot);
+  if (grant.pool != nullptr && resident_used_ == grant.pool_end) {
+    resident_used_ = grant.pool_offset;
   }
-  const std::lock_guard<std::mutex> lock(mutex_);
-  Slot &s = *slots_[static_cast<std::size_t>(slot)];
-  Status status = s.staging.begin(required, growth);
-  if (status.is_ok()) {
-    s.last_staging_request = required;
+  if (grant.definition.needs_upload) {
+    slots_[0]->definitions.forget_last(grant.definition_key);
   }
-  record_refusal(status);
-  return status;
-}
-
-Status DeviceContext::host_staging_stage(GrowthContext growth, int slot, std::uint64_t bytes,
-                                         void **out) {
-  if (!valid_index(slot)) {
-    return bad_index("pipeline slot", slot);
-  }
-  const std::lock_guard<std::mutex> lock(mutex_);
-  Status status = slots_[static_cast<std::size_t>(slot)]->staging.stage(bytes, growth, out);
-  record_refusal(status);
-  return status;
-}
-
-void DeviceContext::end_host_staging(int slot) noexcept {
-  if (!valid_index(slot)) {
-    return;
-  }
-  const std::lock_guard<std::mutex> lock(mutex_);
-  slots_[static_cast<std::size_t>(slot)]->staging.end_run();
-}
-
-Status DeviceContext::profile_area(GrowthContext growth, int slot, std::uint32_t tasks,
-                                   TaskTiming **timings, LaunchRecord **wall) {
-  *timings = nullptr;
-  *wall = nullptr;
-  if (!profiling()) {
-    return Status::ok();
-  }
-  if (!valid_index(slot)) {
-    return bad_index("pipeline slot", slot);
-  }
-  const std::lock_guard<std::mutex> lock(mutex_);
-  Status status = dfx_.ensure(tasks, growth);
-  record_refusal(status);
-  RRT_RETURN_IF_ERROR(status);
-  *timings = dfx_.timings(slot);
-  *wall = dfx_.wall(slot);
-  return Status::ok();
-}
-
-Status DeviceContext::profile_preflight(GrowthContext growth, std::uint32_t tasks) {
-  if (!profiling()) {
-    return Status::ok();
-  }
-  const std::lock_guard<std::mutex> lock(mutex_);
-  Status status = dfx_.preflight(tasks, growth);
-  record_refusal(status);
-  return status;
-}
-
-bool DeviceContext::profile_would_rebuild(std::uint32_t tasks) const {
-  if (!profiling()) {
-    return false;
-  }
-  const std::lock_guard<std::mutex> lock(mutex_);
-  return dfx_.would_rebuild(tasks);
 }
 
 Status DeviceContext::read_profile(int slot, LaunchRecord *record, TaskTiming *timings,
@@ -355,137 +325,70 @@ Status DeviceContext::read_profile(int slot, LaunchRecord *record, TaskTiming *t
     return Status::error(RRT_ERR_INVALID_STATE,
                          "profiling is off for this context (rrt_context_options_t.profiling)");
   }
-  if (!valid_index(slot)) {
-    return bad_index("pipeline slot", slot);
-  }
   const std::lock_guard<std::mutex> lock(mutex_);
-  const LaunchRecord *wall = dfx_.wall(slot);
+  const LaunchRecord *wall = profiling_collectors_.wall(slot);
   if (wall == nullptr) {
     *record = LaunchRecord{};
     return Status::ok();
   }
   RRT_RETURN_IF_ERROR(device_.copy_device_to_host(record, wall, sizeof(LaunchRecord)));
-  const std::uint32_t count = std::min({record->tasks, capacity, dfx_.shape()});
+  const std::uint32_t count = std::min({record->tasks, capacity, profiling_collectors_.shape()});
   if (count != 0 && timings != nullptr) {
-    RRT_RETURN_IF_ERROR(
-        device_.copy_device_to_host(timings, dfx_.timings(slot), count * sizeof(TaskTiming)));
+    RRT_RETURN_IF_ERROR(device_.copy_device_to_host(timings, profiling_collectors_.timings(slot),
+                                                    count * sizeof(TaskTiming)));
   }
   return Status::ok();
 }
 
-Status DeviceContext::place_resident_image(GrowthContext growth, std::uint64_t gm_heap,
-                                           std::uint64_t gm_sm, std::uint64_t bytes, void **out) {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  return place_resident_locked(growth, gm_heap, gm_sm, bytes, out);
-}
-
-Status DeviceContext::place_host_build(GrowthContext growth, std::uint64_t gm_heap,
-                                       std::uint64_t pool_bytes, std::uint64_t definition_key,
-                                       std::uint64_t definition_bytes, void **pool,
-                                       GraphDefinitionStore::Placement *definition) {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  Slot &s = *slots_[0];
-  Status fits = s.definitions.preflight(definition_key, definition_bytes, growth);
-  if (!fits.is_ok()) {
-    record_refusal(fits);
-    return fits;
+void DeviceContext::for_each_block(const std::function<void(const GuardedBlock &)> &visit) const {
+  for (const auto &slot : slots_) {
+    for (int r = 0; r < kBankRegionCount; ++r) {
+      visit(slot->bank.region(static_cast<BankRegion>(r)));
+    }
+    visit(slot->retained);
+    visit(slot->definitions.block());
+    visit(slot->host_staging);
   }
-  const std::uint64_t resident_before = resident_used_;
-  RRT_RETURN_IF_ERROR(place_resident_locked(growth, gm_heap, 0, pool_bytes, pool));
-  Status placed = s.definitions.acquire(definition_key, definition_bytes, growth, definition);
-  if (!placed.is_ok()) {
-    // Only an allocation failure of an empty store gets here; the pool space it took was
-    // never handed out.
-    resident_used_ = resident_before;
-    *pool = nullptr;
-  }
-  record_refusal(placed);
-  return placed;
-}
-
-Status DeviceContext::place_resident_locked(GrowthContext growth, std::uint64_t gm_heap,
-                                            std::uint64_t gm_sm, std::uint64_t bytes, void **out) {
-  Slot &s = *slots_[0];
-  const std::uint64_t offset =
-      (resident_used_ + kResidentAlignment - 1) / kResidentAlignment * kResidentAlignment;
-  const BankRequest request{
-      std::max(gm_heap, s.bank.cached_size(BankRegion::kGmHeap)),
-      std::max(gm_sm, s.bank.cached_size(BankRegion::kGmSm)),
-      std::max(offset + bytes, s.bank.cached_size(BankRegion::kRuntimePool)),
-  };
-  RRT_RETURN_IF_ERROR(setup_static_arena_locked(growth, 0, request));
-  resident_used_ = offset + bytes;
-  *out = static_cast<std::byte *>(s.bank.base(BankRegion::kRuntimePool)) + offset;
-  return Status::ok();
+  visit(profiling_collectors_.timing_block());
+  visit(const_cast<ProfilingCollectors &>(profiling_collectors_).wall_block());
 }
 
 RegionStats DeviceContext::region_stats(GrowthPoint point) const {
   const std::lock_guard<std::mutex> lock(mutex_);
   RegionStats stats;
-  for (const auto &slot : slots_) {
-    switch (point) {
-      case GrowthPoint::kArenaGmHeap:
-      case GrowthPoint::kArenaGmSm:
-      case GrowthPoint::kArenaRuntimePool: {
-        const auto region = static_cast<BankRegion>(growth_point_index(point));
-        stats.capacity += slot->bank.cached_size(region);
-        stats.used += slot->last_request.bytes(region);
-        stats.base_changes += slot->bank.base_changes(region);
-        break;
-      }
-      case GrowthPoint::kRetainedStaging:
-        stats.capacity += slot->retained.capacity();
-        stats.used += slot->last_retained_request;
-        stats.base_changes += slot->retained.base_changes();
-        break;
-      case GrowthPoint::kGraphDefinition:
-        stats.capacity += slot->definitions.capacity();
-        stats.used += slot->definitions.used();
-        stats.base_changes += slot->definitions.base_changes();
-        break;
-      case GrowthPoint::kHostStaging:
-        stats.capacity += slot->staging.capacity();
-        stats.used += slot->last_staging_request;
-        break;
-      default:
-        break;
+  for_each_block([&](const GuardedBlock &block) {
+    if (block.point() != point) {
+      return;
     }
-  }
+    stats.capacity += block.capacity();
+    stats.used += block.requested();
+    stats.base_changes += block.base_changes();
+  });
   if (point == GrowthPoint::kArenaRuntimePool && latch_.is_kernel()) {
     stats.used = resident_used_;
   }
+  if (point == GrowthPoint::kGraphDefinition) {
+    stats.used = 0;
+    for (const auto &slot : slots_) {
+      stats.used += slot->definitions.used();
+    }
+  }
   if (point == GrowthPoint::kDfxCollectors) {
-    stats.capacity = dfx_.pool_bytes();
-    stats.used = dfx_.pool_bytes();
-    stats.base_changes = dfx_.base_changes();
+    stats.capacity = profiling_collectors_.pool_bytes();
+    stats.used = stats.capacity;
+    stats.base_changes = profiling_collectors_.timing_block().base_changes();
   }
   return stats;
-}
-
-void DeviceContext::record_refusal(const Status &status) noexcept {
-  if (!status.is_capacity_refusal()) {
-    return;
-  }
-  const int index = growth_point_index(status.growth_point());
-  if (index >= 0 && index < kGrowthPointCount) {
-    counters_.refusals[static_cast<std::size_t>(index)].fetch_add(1, std::memory_order_relaxed);
-  }
 }
 
 void DeviceContext::release_all() noexcept {
   const std::lock_guard<std::mutex> lock(mutex_);
   for (auto &slot : slots_) {
-    slot->image_cache.clear();
-    slot->bank.release_all();
-    slot->retained.release();
-    slot->definitions.release();
-    slot->staging.release();
-    slot->last_staging_request = 0;
-    slot->last_request = BankRequest{};
-    slot->last_retained_request = 0;
+    slot->release();
   }
+  slot_busy_.fill(false);
   resident_used_ = 0;
-  dfx_.release();
+  profiling_collectors_.release();
 }
 
 }  // namespace replayrt

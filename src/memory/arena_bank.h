@@ -5,19 +5,21 @@
 #include <array>
 #include <cstdint>
 
-#include "memory/device_allocator.h"
-#include "memory/device_arena.h"
-#include "memory/growth_guard.h"
+#include "memory/block_transaction.h"
+#include "memory/guarded_block.h"
 
 namespace replayrt {
 
+// gm_heap holds a run's intermediates, gm_sm the device scheduler's state, runtime_pool the
+// runtime image (device-build) or the scheduler seed and state (host-build); in kernel mode
+// runtime_pool is also the resident pool every prepared callable is placed in.
 enum class BankRegion : int { kGmHeap = 0, kGmSm = 1, kRuntimePool = 2 };
 inline constexpr int kBankRegionCount = 3;
 
 GrowthPoint growth_point_of(BankRegion region) noexcept;
 const char *bank_region_name(BankRegion region) noexcept;
 
-// Bytes a run needs in each region. Zero asks for the region to be released.
+// Bytes each region must hold; zero keeps the region as it is.
 struct BankRequest {
   std::uint64_t gm_heap = 0;
   std::uint64_t gm_sm = 0;
@@ -34,74 +36,43 @@ struct BankBases {
   bool operator==(const BankBases &) const = default;
 };
 
-struct BankCommitOutcome {
-  Status status;
-  // True only when a published base changed (a region was allocated, replaced or released):
-  // anything built against the previous bases (a prebuilt runtime image) is stale.
-  bool bases_changed = false;
-};
-
-// Three regions (gm_heap, gm_sm, runtime_pool), each one DeviceArena with one region, plus
-// the size each region is remembered to hold. Remembered sizes never shrink: a smaller
-// request is served from the region as it is.
+// Three guarded blocks (gm_heap, gm_sm, runtime_pool). Sizes never shrink: a smaller request
+// is served by the region as it is.
 //
-// The commit rule (commit()):
-//   1. Preflight. Every region's request goes through the growth guard before anything is
-//      touched. If any region is refused (kernel mode: growing or releasing a committed
-//      region), the call returns that refusal and nothing is allocated, freed or changed,
-//      also when an earlier region would have been a legal first commit.
-//   2. Stage. Every region that needs memory (a first commit or a growth) gets its new
-//      backing staged; published bases stay as they are. If any allocation fails (null or a
-//      throw), every staged backing is freed and the call returns RRT_ERR_OUT_OF_MEMORY with
-//      nothing changed, in both modes.
-//   3. Publish. All staged backings become the published ones at once and their remembered
-//      sizes are written; then superseded backings and released regions are freed, last.
+// The commit rule: plan(txn, request) adds all three regions to a transaction, so every
+// region is decided before anything is touched; a refusal (kernel mode: growing a committed
+// region) returns with nothing allocated or freed, also when an earlier region would have
+// been a legal first commit. The transaction then stages every new backing, publishes them
+// at once and frees superseded ones last; an allocation failure changes nothing, in both
+// modes. commit(request) runs that rule in a transaction of its own.
 //
-// Ownership: the bank owns every backing; callers must never free a base it hands out.
+// Ownership: the bank owns every backing; callers never free a base it hands out.
 // Thread safety: none; the context serializes access to a bank.
 class ArenaBank {
  public:
-  explicit ArenaBank(DeviceAllocator allocator) noexcept;
-  ~ArenaBank() = default;
-  ArenaBank(const ArenaBank &) = delete;
-  ArenaBank &operator=(const ArenaBank &) = delete;
-  ArenaBank(ArenaBank &&) = delete;
-  ArenaBank &operator=(ArenaBank &&) = delete;
+  explicit ArenaBank(BlockHost &host) noexcept;
 
-  BankCommitOutcome commit(const BankRequest &request, GrowthContext context);
+  Status plan(BlockTransaction &txn, const BankRequest &request);
+  Status commit(const BankRequest &request);
 
   // Null when the region is not committed.
-  void *base(BankRegion which) const noexcept;
+  void *base(BankRegion which) const noexcept { return region(which).base(); }
   BankBases bases() const noexcept;
-  bool is_committed(BankRegion which) const noexcept;
-  std::uint64_t cached_size(BankRegion which) const noexcept;
+  std::uint64_t capacity(BankRegion which) const noexcept { return region(which).capacity(); }
+  BankRequest capacities() const noexcept;
 
-  // How often a published base of the region moved or was released (teardown excluded).
-  std::uint64_t base_changes(BankRegion which) const noexcept;
-
-  // Successful allocator calls over the three regions.
-  std::uint64_t alloc_count() const noexcept;
-  std::uint64_t free_count() const noexcept;
-
-  // Teardown: frees every region and zeroes every remembered size.
-  void release_all() noexcept;
-  // Teardown after a device failure: forgets every region without freeing it.
-  void abandon_all() noexcept;
-
- private:
-  struct Region {
-    explicit Region(DeviceAllocator allocator) noexcept : arena(allocator) {}
-    DeviceArena arena;
-    std::uint64_t cached_size = 0;
-    std::uint64_t base_changes = 0;
-  };
-
-  Region &region(BankRegion which) noexcept { return regions_[static_cast<std::size_t>(which)]; }
-  const Region &region(BankRegion which) const noexcept {
+  GuardedBlock &region(BankRegion which) noexcept {
+    return regions_[static_cast<std::size_t>(which)];
+  }
+  const GuardedBlock &region(BankRegion which) const noexcept {
     return regions_[static_cast<std::size_t>(which)];
   }
 
-  std::array<Region, kBankRegionCount> regions_;
+  void release_all() noexcept;
+  void abandon_all() noexcept;
+
+ private:
+  std::array<GuardedBlock, kBankRegionCount> regions_;
 };
 
 }  // namespace replayrt

@@ -5,23 +5,25 @@
 #include <cstdint>
 #include <map>
 
-#include "memory/device_allocator.h"
-#include "memory/growth_guard.h"
+#include "memory/guarded_block.h"
 
 namespace replayrt {
 
-// One device block holding definitions side by side, each at a kAlignment-aligned offset and
-// found again by its key. acquire() is growth point GrowthPoint::kGraphDefinition:
-//   - a key already stored returns its address, nothing to upload, no allocator call;
-//   - a new key that fits behind the stored ones is placed there (needs_upload);
-//   - an empty store takes its first allocation, sized for this definition (or for `bytes`
-//     passed to commit()), in kernel mode too, but not while a launch is encoded;
-//   - a new key that does not fit: program mode grows by replacement (a new block for this
-//     definition is allocated first, the old block with every earlier definition is freed
-//     after; a failed allocation keeps the old block); kernel mode refuses before anything is
-//     touched: stored definitions never move.
+// Definitions sit side by side in one guarded block (growth point graph_definition), each at
+// a kAlignment-aligned offset and found again by its key.
 //
-// Ownership: owns the block. Thread safety: none; the context serializes access.
+// Call order: plan(key, bytes) → the owner sizes block() for pending.required (alone or in
+// a transaction) → place(pending, binding).
+//   - a key already stored needs no sizing and is placed where it is; it needs an upload only
+//     when `binding` (what the definition bakes: the bank bases it points into) changed;
+//   - a new key asks the block to hold the stored definitions plus this one behind them: a
+//     block that holds that keeps its base; an empty block takes its first allocation; a
+//     larger need grows in program mode (a fresh block: earlier definitions are forgotten
+//     and the new one is placed at offset 0, with room behind it for the ones that follow)
+//     and is refused in kernel mode, where stored definitions never move.
+// Alternating callables therefore settle into one block that holds all of them.
+//
+// Thread safety: none; the context serializes access.
 class GraphDefinitionStore {
  public:
   static constexpr std::uint64_t kAlignment = 1024;
@@ -31,40 +33,39 @@ class GraphDefinitionStore {
     bool needs_upload = false;  // the caller writes the definition there before use
   };
 
-  explicit GraphDefinitionStore(DeviceAllocator allocator) noexcept;
-  ~GraphDefinitionStore();
-  GraphDefinitionStore(const GraphDefinitionStore &) = delete;
-  GraphDefinitionStore &operator=(const GraphDefinitionStore &) = delete;
-  GraphDefinitionStore(GraphDefinitionStore &&) = delete;
-  GraphDefinitionStore &operator=(GraphDefinitionStore &&) = delete;
+  struct Pending {
+    std::uint64_t key = 0;
+    std::uint64_t bytes = 0;
+    std::uint64_t required = 0;  // what block() must hold; 0 when the key is stored
+    bool stored = false;
+    const void *base_at_plan = nullptr;
+  };
 
-  // Kernel init: the store's first allocation, `bytes` long (0: nothing to commit).
-  Status commit(std::uint64_t bytes, GrowthContext context);
-  Status acquire(std::uint64_t key, std::uint64_t bytes, GrowthContext context, Placement *out);
-  // The refusal acquire() would return, or OK; touches nothing.
-  Status preflight(std::uint64_t key, std::uint64_t bytes, GrowthContext context) const;
+  explicit GraphDefinitionStore(BlockHost &host) noexcept
+      : block_(host, GrowthPoint::kGraphDefinition) {}
 
-  void *address() const noexcept { return address_; }
-  std::uint64_t capacity() const noexcept { return capacity_; }
+  Pending plan(std::uint64_t key, std::uint64_t bytes) const;
+  // Requires that block() was sized for pending.required since plan().
+  Placement place(const Pending &pending, std::uint64_t binding);
+  // Drops a key place() stored last (an upload into it failed); its space is reused.
+  void forget_last(std::uint64_t key) noexcept;
+
+  GuardedBlock &block() noexcept { return block_; }
+  const GuardedBlock &block() const noexcept { return block_; }
   std::uint64_t used() const noexcept { return used_; }
-  std::uint64_t base_changes() const noexcept { return base_changes_; }
-  std::uint64_t alloc_count() const noexcept { return alloc_count_; }
-  std::uint64_t free_count() const noexcept { return free_count_; }
+  bool holds(std::uint64_t key) const { return stored_.count(key) != 0; }
 
   void release() noexcept;
 
  private:
-  Status replace_block(std::uint64_t bytes);
-  GrowthRequest placement_request(std::uint64_t bytes, GrowthContext context) const noexcept;
-
-  DeviceAllocator allocator_;
-  void *address_ = nullptr;
-  std::uint64_t capacity_ = 0;
+  GuardedBlock block_;
   std::uint64_t used_ = 0;
-  std::map<std::uint64_t, std::uint64_t> offsets_;  // key → offset
-  std::uint64_t base_changes_ = 0;
-  std::uint64_t alloc_count_ = 0;
-  std::uint64_t free_count_ = 0;
+  std::uint64_t used_before_last_ = 0;
+  struct Stored {
+    std::uint64_t offset = 0;
+    std::uint64_t binding = 0;
+  };
+  std::map<std::uint64_t, Stored> stored_;
 };
 
 }  // namespace replayrt

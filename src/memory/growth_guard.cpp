@@ -12,15 +12,7 @@ bool refuses_as_launch_allocation(const GrowthRequest &request) {
 
 GrowthDecision decide_growth(const GrowthRequest &request) noexcept {
   const bool kernel = request.context.mode == ExecutionMode::kKernel;
-  if (request.required == 0) {
-    const bool releases =
-        request.zero == ZeroRequest::kReleases && request.published && request.capacity != 0;
-    if (!releases) {
-      return GrowthDecision::kKeep;
-    }
-    return kernel ? GrowthDecision::kRefuse : GrowthDecision::kRelease;
-  }
-  if (request.published && request.required <= request.capacity) {
+  if (request.required == 0 || (request.published && request.required <= request.capacity)) {
     return GrowthDecision::kKeep;
   }
   if (kernel) {
@@ -43,13 +35,6 @@ Status refuse_growth(const GrowthRequest &request) {
                "device memory, so plan this buffer at kernel init",
                growth_point_name(request.point), requested));
   }
-  if (request.required == 0) {
-    return Status::capacity_refusal(
-        request.point, request.required, request.capacity,
-        format("kernel-mode capacity refusal at %s: releasing the published %llu-byte buffer "
-               "would free an address a captured graph may hold",
-               growth_point_name(request.point), capacity));
-  }
   return Status::capacity_refusal(
       request.point, request.required, request.capacity,
       format("kernel-mode capacity refusal at %s: requested %llu bytes, frozen capacity %llu "
@@ -65,8 +50,6 @@ const char *growth_decision_name(GrowthDecision decision) noexcept {
       return "first_allocate";
     case GrowthDecision::kGrow:
       return "grow";
-    case GrowthDecision::kRelease:
-      return "release";
     case GrowthDecision::kRefuse:
       return "refuse";
   }

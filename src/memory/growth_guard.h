@@ -7,14 +7,14 @@
 //   kKeep          serve the request from the buffer as it is; allocate and free nothing
 //   kFirstAllocate the buffer is empty; allocate it (nothing published can move)
 //   kGrow          allocate a larger buffer, then free the old one (program mode only)
-//   kRelease       free the buffer (program mode, zero request on a region that releases)
 //   kRefuse        return refuse_growth(request) and change nothing at all
 //
-// Rules. A kernel-mode context refuses to grow or release a published buffer: a captured
-// graph may hold its address. It may still take the first allocation of an empty buffer,
-// except while a launch is being encoded: a launch makes no device allocation at all, so an
-// allocation then is refused and charged to GrowthPoint::kLaunchAllocation. Program mode
-// grows and releases on demand.
+// Rules. A zero request keeps the buffer. A kernel-mode context refuses to grow a published
+// buffer: a captured graph may hold its address. It may still take the first allocation of
+// an empty buffer, except while a launch is being encoded: a launch makes no device
+// allocation at all, so an allocation then is refused and charged to
+// GrowthPoint::kLaunchAllocation. Program mode grows on demand. Nothing releases a published
+// buffer before teardown.
 //
 // The functions are pure and thread-safe.
 #pragma once
@@ -27,13 +27,7 @@
 
 namespace replayrt {
 
-enum class GrowthDecision { kKeep, kFirstAllocate, kGrow, kRelease, kRefuse };
-
-// What a zero-byte request means at a growth point.
-enum class ZeroRequest {
-  kKeeps,     // nothing is needed this time; the buffer stays (retained staging, stores)
-  kReleases,  // the caller no longer wants the region (arena bank regions)
-};
+enum class GrowthDecision { kKeep, kFirstAllocate, kGrow, kRefuse };
 
 // The state of the context the request is made in.
 struct GrowthContext {
@@ -47,7 +41,6 @@ struct GrowthRequest {
   bool published = false;      // the buffer holds an address a launch may reference
   std::uint64_t capacity = 0;  // bytes the buffer holds now (0 when not published)
   std::uint64_t required = 0;  // bytes this call needs
-  ZeroRequest zero = ZeroRequest::kKeeps;
 };
 
 GrowthDecision decide_growth(const GrowthRequest &request) noexcept;

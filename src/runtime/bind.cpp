@@ -2,71 +2,53 @@
 
 #include <cstring>
 
-#include "common/format.h"
-#include "memory/host_staging.h"
-#include "memory/retained_buffer.h"
+#include "common/align.h"
+#include "runtime/device_build_bind.h"
+#include "runtime/host_build_bind.h"
 #include "runtime/invocation_header.h"
 
 namespace replayrt {
 
 namespace {
-
 constexpr std::uint64_t kSliceAlignment = 1024;
-static_assert(RetainedBuffer::kSliceAlignment == kSliceAlignment);
-static_assert(HostStaging::kSliceAlignment == kSliceAlignment);
-
-std::uint64_t slice_bytes(std::uint64_t bytes) {
-  return (bytes + kSliceAlignment - 1) / kSliceAlignment * kSliceAlignment;
-}
-
 }  // namespace
 
-const StagingSource kRetainedStagingSource = {
-    "retained staging",
-    [](const HostApi &api, std::uint64_t required) { return api.retained_begin(required); },
-    [](const HostApi &api, std::uint64_t bytes, void **out) {
-      *out = api.retained_acquire(bytes);
-      return *out != nullptr ? Status::ok()
-                             : Status::error(RRT_ERR_INTERNAL,
-                                             "retained staging has no room for a slice it was "
-                                             "sized for");
-    },
-};
+const BindStrategy &bind_strategy(rrt_bind_strategy_t bind) noexcept {
+  static const DeviceBuildBind device_build;
+  static const HostBuildBind host_build;
+  if (bind == RRT_BIND_HOST_BUILD) {
+    return host_build;
+  }
+  return device_build;
+}
 
-const StagingSource kHostStagingSource = {
-    "host staging",
-    [](const HostApi &api, std::uint64_t required) { return api.host_staging_begin(required); },
-    [](const HostApi &api, std::uint64_t bytes, void **out) {
-      return api.host_staging_stage(bytes, out);
-    },
-};
+std::uint64_t staging_slice_bytes(std::uint64_t bytes) noexcept {
+  return align_up(bytes, kSliceAlignment);
+}
 
-Status stage_host_tensors(const HostApi &api, const BindRequest &request,
-                          const StagingSource &source, std::vector<void *> *addresses,
-                          BoundRun *out) {
-  const auto params = request.callable->params();
+std::uint64_t run_staging_bytes(const RunArgsView &args) noexcept {
   std::uint64_t required = 0;
-  for (const rrt_tensor_arg_t &arg : request.args.tensors) {
+  for (const rrt_tensor_arg_t &arg : args.tensors) {
     if (arg.space == RRT_SPACE_HOST) {
-      required += slice_bytes(arg.bytes);
+      required += staging_slice_bytes(arg.bytes);
     }
   }
-  // A run with no HOST tensor needs nothing from the source, so nothing can grow.
-  if (required != 0) {
-    RRT_RETURN_IF_ERROR(source.begin(api, required));
-  }
+  return required;
+}
+
+void stage_host_tensors(const BindRequest &request, void *staging, BoundRun *out) {
+  const auto params = request.callable->params();
+  out->tensor_addresses.assign(params.size(), nullptr);
+  auto *cursor = static_cast<std::byte *>(staging);
   for (std::size_t i = 0; i < params.size(); ++i) {
     const rrt_tensor_arg_t &arg = request.args.tensors[i];
     if (arg.space == RRT_SPACE_DEVICE) {
-      (*addresses)[i] = arg.addr;
+      out->tensor_addresses[i] = arg.addr;
       continue;
     }
-    void *piece = nullptr;
-    Status sliced = source.slice(api, arg.bytes, &piece);
-    if (!sliced.is_ok()) {
-      return std::move(sliced).with_context(format("%s of param %zu", source.name, i));
-    }
-    (*addresses)[i] = piece;
+    void *piece = cursor;
+    cursor += staging_slice_bytes(arg.bytes);
+    out->tensor_addresses[i] = piece;
     if (params[i].direction != RRT_DIR_OUT) {
       out->copies_in.push_back(StagedCopy{piece, arg.addr, arg.bytes});
     }
@@ -74,7 +56,6 @@ Status stage_host_tensors(const HostApi &api, const BindRequest &request,
       out->copies_out.push_back(StagedCopy{arg.addr, piece, arg.bytes});
     }
   }
-  return Status::ok();
 }
 
 void encode_invocation(const BindRequest &request, ExecutionMode mode, const void *image,
@@ -94,8 +75,8 @@ void encode_invocation(const BindRequest &request, ExecutionMode mode, const voi
   std::memcpy(out->invocation.data(), &header, sizeof header);
   std::uint64_t *words = out->invocation.data() + sizeof(InvocationHeader) / sizeof(std::uint64_t);
   words[0] = reinterpret_cast<std::uint64_t>(image);
-  words[1] = reinterpret_cast<std::uint64_t>(request.profile_timings);
-  words[2] = reinterpret_cast<std::uint64_t>(request.profile_wall);
+  words[1] = 0;
+  words[2] = 0;
   for (std::size_t i = 0; i < tensors; ++i) {
     words[kPayloadFixedWords + i] = reinterpret_cast<std::uint64_t>(tensor_addresses[i]);
     words[kPayloadFixedWords + tensors + i] = request.args.tensors[i].bytes;
@@ -105,22 +86,24 @@ void encode_invocation(const BindRequest &request, ExecutionMode mode, const voi
   }
 }
 
-void finish_bind(const HostApi &api, const BindRequest &request, const void *image,
-                 const void *scheduler, const void *gm_heap,
-                 std::span<void *const> tensor_addresses, BoundRun *out) {
-  const ExecutionMode mode =
-      api.is_kernel_mode() ? ExecutionMode::kKernel : ExecutionMode::kProgram;
-  encode_invocation(request, mode, image, tensor_addresses, out);
+void finish_bind(ExecutionMode mode, const BindRequest &request, const void *image,
+                 const void *scheduler, const void *gm_heap, const SlotGrant &grant,
+                 BoundRun *out) {
+  encode_invocation(request, mode, image, out->tensor_addresses, out);
+  std::uint64_t *words = out->invocation.data() + sizeof(InvocationHeader) / sizeof(std::uint64_t);
+  words[1] = reinterpret_cast<std::uint64_t>(grant.timings);
+  words[2] = reinterpret_cast<std::uint64_t>(grant.wall);
   out->referenced.push_back(image);
   out->referenced.push_back(scheduler);
   if (request.callable->requirements().gm_heap != 0) {
     out->referenced.push_back(gm_heap);
   }
-  if (request.profile_timings != nullptr) {
-    out->referenced.push_back(request.profile_timings);
-    out->referenced.push_back(request.profile_wall);
+  if (grant.timings != nullptr) {
+    out->referenced.push_back(grant.timings);
+    out->referenced.push_back(grant.wall);
   }
-  out->referenced.insert(out->referenced.end(), tensor_addresses.begin(), tensor_addresses.end());
+  out->referenced.insert(out->referenced.end(), out->tensor_addresses.begin(),
+                         out->tensor_addresses.end());
 }
 
 std::uint64_t image_cache_key(const Callable &callable, std::uint64_t generation) noexcept {

@@ -5,7 +5,7 @@
 
 #include "common/format.h"
 #include "common/raw_enum.h"
-#include "memory/retained_buffer.h"
+#include "runtime/bind.h"
 #include "runtime/task_graph_image.h"
 
 namespace replayrt {
@@ -303,7 +303,7 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
   needs.image =
       task_graph_image_bytes(num_tasks, callable->operands_.size(), callable->successors_.size());
   for (const TensorLayout &param : callable->params_) {
-    needs.staged_all_host += RetainedBuffer::slice_bytes(param.bytes);
+    needs.staged_all_host += staging_slice_bytes(param.bytes);
   }
   *out = std::move(callable);
   return Status::ok();

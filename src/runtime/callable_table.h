@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "common/status.h"
+#include "runtime/bind.h"
 #include "runtime/callable.h"
 
 namespace replayrt {
@@ -28,10 +29,7 @@ class CallableTable {
   struct Record {
     std::shared_ptr<const Callable> callable;
     std::uint64_t generation = 0;
-    // Kernel mode only; null in program mode.
-    const void *resident_image = nullptr;      // runtime image, or host-build definition
-    const void *resident_scheduler = nullptr;  // scheduler state (gm_sm), or host-build seed
-    const void *resident_gm_heap = nullptr;    // gm_heap the image baked
+    ResidentPlacement resident;  // kernel mode only; null in program mode
   };
 
   // Mints the next id and generation and calls fill(id, &record) (under the table's lock).

@@ -3,18 +3,18 @@
 #include <algorithm>
 #include <memory>
 
+#include "common/align.h"
 #include "common/format.h"
 #include "context/device_context.h"
+#include "runtime/bind.h"
 #include "runtime/callable.h"
-#include "runtime/host_build_bind.h"
 
 namespace replayrt {
 
 namespace {
 std::uint64_t resident_bytes(std::uint64_t bytes) {
-  constexpr std::uint64_t kAlign = DeviceContext::kResidentAlignment;
-  static_assert(kAlign == GraphDefinitionStore::kAlignment);
-  return (bytes + kAlign - 1) / kAlign * kAlign;
+  static_assert(DeviceContext::kResidentAlignment == GraphDefinitionStore::kAlignment);
+  return align_up(bytes, DeviceContext::kResidentAlignment);
 }
 }  // namespace
 
@@ -31,24 +31,18 @@ Status fit_capacity_plan(std::span<const rrt_callable_desc_t *const> descs, Plan
     if (!created.is_ok()) {
       return descs.size() == 1 ? created : std::move(created).with_context(format("descs[%zu]", i));
     }
-    const CallableRequirements &needs = callable->requirements();
+    const Footprint needs = bind_strategy(callable->bind()).footprint(*callable);
     grown.gm_heap_bytes = std::max(grown.gm_heap_bytes, needs.gm_heap);
-    if (callable->bind() == RRT_BIND_DEVICE_BUILD) {
-      // The runtime image lives in runtime_pool; HOST tensors stage through retained staging.
-      grown.gm_sm_bytes = std::max(grown.gm_sm_bytes, needs.scheduler_state);
-      grown.retained_staging_bytes = std::max(grown.retained_staging_bytes, needs.staged_all_host);
-      const std::uint64_t image = resident_bytes(needs.image);
-      pool += image;
-      grown.runtime_pool_bytes = std::max(grown.runtime_pool_bytes, image);
-    } else {
-      // The definition lives in the graph-definition store, the scheduler seed and state in
-      // runtime_pool; HOST tensors stage through host staging.
-      grown.host_staging_bytes = std::max(grown.host_staging_bytes, needs.staged_all_host);
-      const std::uint64_t scheduler = resident_bytes(host_build_pool_bytes(*callable));
-      const std::uint64_t definition = resident_bytes(needs.image);
-      pool += scheduler;
+    grown.gm_sm_bytes = std::max(grown.gm_sm_bytes, needs.gm_sm);
+    std::uint64_t &staging = needs.staging == StagingKind::kRetained ? grown.retained_staging_bytes
+                                                                     : grown.host_staging_bytes;
+    staging = std::max(staging, needs.staging_all_host);
+    const std::uint64_t resident = resident_bytes(needs.runtime_pool);
+    pool += resident;
+    grown.runtime_pool_bytes = std::max(grown.runtime_pool_bytes, resident);
+    if (needs.graph_definition != 0) {
+      const std::uint64_t definition = resident_bytes(needs.graph_definition);
       definitions += definition;
-      grown.runtime_pool_bytes = std::max(grown.runtime_pool_bytes, scheduler);
       grown.graph_definition_bytes = std::max(grown.graph_definition_bytes, definition);
     }
   }

@@ -2,61 +2,80 @@
 
 #include <vector>
 
-#include "common/format.h"
 #include "runtime/task_graph_image.h"
 
 namespace replayrt {
 
-namespace {
-
-// Program mode: the bank's prebuilt image, built and uploaded on a miss.
-Status prepare_program_image(const HostApi &api, const BindRequest &request, const void **image) {
-  const Callable &callable = *request.callable;
-  const std::uint64_t key = image_cache_key(callable, request.generation);
-  PrebuiltImageCache::Entry hit;
-  if (api.lookup_prebuilt_image(key, &hit)) {
-    *image = static_cast<const std::byte *>(hit.bases.runtime_pool) + hit.image_offset;
-    return Status::ok();
-  }
+Footprint DeviceBuildBind::footprint(const Callable &callable) const noexcept {
   const CallableRequirements &needs = callable.requirements();
-  const BankRequest held = api.pooled_sizes();
-  // A run never releases a region it does not need; teardown does.
-  const BankRequest request_bytes{needs.gm_heap != 0 ? needs.gm_heap : held.gm_heap,
-                                  needs.scheduler_state, needs.image};
-  RRT_RETURN_IF_ERROR(api.setup_static_arena(request_bytes));
-  const BankBases bases = api.pooled_bases();
-  std::vector<std::byte> host_image(needs.image);
-  const ImageBinding binding{request.callable_id, request.generation, bases.gm_heap, bases.gm_sm,
-                             nullptr};
-  RRT_RETURN_IF_ERROR(build_task_graph_image(callable, binding, host_image));
-  RRT_RETURN_IF_ERROR(api.copy_to_device(bases.runtime_pool, host_image.data(), needs.image));
-  api.store_prebuilt_image(PrebuiltImageCache::Entry{api.bank(), bases, key, 0, needs.image});
-  *image = bases.runtime_pool;
+  return Footprint{.gm_heap = needs.gm_heap,
+                   .gm_sm = needs.scheduler_state,
+                   .runtime_pool = needs.image,
+                   .graph_definition = 0,
+                   .staging_all_host = needs.staged_all_host,
+                   .staging = StagingKind::kRetained};
+}
+
+Status DeviceBuildBind::place_resident(DeviceContext &context, const Callable &callable,
+                                       std::int32_t id, std::uint64_t generation,
+                                       ResidentPlacement *out) const {
+  const Footprint needs = footprint(callable);
+  ResidentGrant grant;
+  RRT_RETURN_IF_ERROR(context.reserve_resident(
+      ResidentRequest{.gm_heap = needs.gm_heap,
+                      .gm_sm = needs.gm_sm,
+                      .pool_bytes = needs.runtime_pool,
+                      .profile_tasks = static_cast<std::uint32_t>(callable.tasks().size())},
+      &grant));
+  std::vector<std::byte> image(needs.runtime_pool);
+  const ImageBinding binding{id, generation, grant.bases.gm_heap, grant.bases.gm_sm, nullptr};
+  Status built = build_task_graph_image(callable, binding, image);
+  if (built.is_ok()) {
+    built = context.device().copy_host_to_device(grant.pool, image.data(), image.size());
+  }
+  if (!built.is_ok()) {
+    context.return_resident(grant);
+    return built;
+  }
+  *out = ResidentPlacement{grant.pool, grant.bases.gm_sm, grant.bases.gm_heap};
   return Status::ok();
 }
 
-}  // namespace
-
-Status bind_device_build(const HostApi &api, const BindRequest &request, BoundRun *out) {
+Status DeviceBuildBind::bind(SlotView &slot, const BindRequest &request, BoundRun *out) const {
   const Callable &callable = *request.callable;
   out->clear();
-  std::vector<void *> &addresses = out->tensor_addresses;
-  addresses.assign(callable.params().size(), nullptr);
-  RRT_RETURN_IF_ERROR(stage_host_tensors(api, request, kRetainedStagingSource, &addresses, out));
-
-  if (api.is_kernel_mode()) {
-    if (request.resident_image == nullptr) {
-      return Status::error(RRT_ERR_CALLABLE_NOT_RESIDENT,
-                           format("callable %d has no resident image", request.callable_id));
-    }
-    finish_bind(api, request, request.resident_image, request.resident_scheduler,
-                request.resident_gm_heap, addresses, out);
+  const Footprint needs = footprint(callable);
+  const bool kernel = slot.mode() == ExecutionMode::kKernel;
+  const std::uint64_t key = image_cache_key(callable, request.generation);
+  PrebuiltImageCache::Entry hit;
+  const bool cached = !kernel && slot.find_prebuilt(key, &hit);
+  SlotRequest reserve{.staging_kind = StagingKind::kRetained,
+                      .staging_bytes = run_staging_bytes(request.args),
+                      .size_bank = !kernel && !cached,
+                      .bank = BankRequest{needs.gm_heap, needs.gm_sm, needs.runtime_pool},
+                      .profile_tasks = static_cast<std::uint32_t>(callable.tasks().size())};
+  SlotGrant grant;
+  RRT_RETURN_IF_ERROR(slot.reserve(reserve, &grant));
+  stage_host_tensors(request, grant.staging, out);
+  if (kernel) {
+    finish_bind(ExecutionMode::kKernel, request, request.resident.image, request.resident.scheduler,
+                request.resident.gm_heap, grant, out);
     return Status::ok();
   }
-  const void *image = nullptr;
-  RRT_RETURN_IF_ERROR(prepare_program_image(api, request, &image));
-  const BankBases bases = api.pooled_bases();
-  finish_bind(api, request, image, bases.gm_sm, bases.gm_heap, addresses, out);
+  const void *image = static_cast<const std::byte *>(grant.bases.runtime_pool) + hit.image_offset;
+  if (!cached) {
+    std::vector<std::byte> host_image(needs.runtime_pool);
+    const ImageBinding binding{request.callable_id, request.generation, grant.bases.gm_heap,
+                               grant.bases.gm_sm, nullptr};
+    RRT_RETURN_IF_ERROR(build_task_graph_image(callable, binding, host_image));
+    RRT_RETURN_IF_ERROR(
+        slot.upload(grant.bases.runtime_pool, host_image.data(), host_image.size()));
+    slot.remember_prebuilt(
+        PrebuiltImageCache::Entry{slot.index(), grant.bases, key, 0, needs.runtime_pool});
+    image = grant.bases.runtime_pool;
+  }
+  finish_bind(ExecutionMode::kProgram, request, image, grant.bases.gm_sm, grant.bases.gm_heap,
+              grant, out);
   return Status::ok();
 }
 

@@ -1,30 +1,29 @@
-// The device-build bind (upstream TRB): HOST tensors staged through the pipeline slot's
-// retained buffer, the task-graph image built on the host with baked gm_sm / gm_heap pointers
-// and uploaded into the bank's runtime pool.
+// The device-build bind strategy: HOST tensors staged through the slot's retained staging;
+// the task-graph image built on the host with baked gm_sm / gm_heap pointers and uploaded
+// into the bank's runtime pool.
 #pragma once
 
-#include <cstdint>
-
-#include "common/status.h"
-#include "context/host_api.h"
 #include "runtime/bind.h"
-#include "runtime/bound_run.h"
 
 namespace replayrt {
 
-// Binds one run through `api` (its slot and bank):
-//   1. sizes the retained buffer for the run's HOST tensors (growth point retained_staging)
-//      and slices one 1024-aligned piece per HOST tensor: a host-to-device copy unless the
-//      parameter is OUT, a device-to-host copy back unless it is IN; DEVICE tensors pass
-//      through;
-//   2. program mode: probes the bank's prebuilt image; a hit makes no arena call; a miss
-//      commits the bank (gm_heap for the intermediates, gm_sm for the scheduler state,
-//      runtime_pool for the image), builds the image against the bank's bases, uploads it
-//      synchronously and stores it in the cache. Kernel mode uses the resident image, so a
-//      launch makes no arena call and no synchronous copy;
-//   3. encodes the invocation.
-// Every refusal or failure returns before the run is usable; nothing here frees a published
-// buffer.
-Status bind_device_build(const HostApi &api, const BindRequest &request, BoundRun *out);
+// Footprint: gm_heap for the intermediates, gm_sm for the scheduler state, runtime_pool for
+// the image, retained staging for the HOST tensors.
+//
+// bind():
+//   1. program mode: probes the bank's prebuilt image. One slot transaction sizes retained
+//      staging for the run's HOST tensors, the profiling collectors and, on a miss, the
+//      bank; a miss then builds the image against the bank's bases, uploads it and caches
+//      it. A hit sizes no bank region and uploads nothing;
+//   2. kernel mode: the transaction sizes only staging and profiling (any growth is refused
+//      inside a launch); the image is the resident one placed at prepare;
+//   3. stages HOST tensors and encodes the invocation.
+class DeviceBuildBind final : public BindStrategy {
+ public:
+  Footprint footprint(const Callable &callable) const noexcept override;
+  Status place_resident(DeviceContext &context, const Callable &callable, std::int32_t id,
+                        std::uint64_t generation, ResidentPlacement *out) const override;
+  Status bind(SlotView &slot, const BindRequest &request, BoundRun *out) const override;
+};
 
 }  // namespace replayrt

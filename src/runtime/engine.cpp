@@ -4,8 +4,7 @@
 #include <utility>
 
 #include "common/format.h"
-#include "runtime/device_build_bind.h"
-#include "runtime/host_build_bind.h"
+#include "context/launch_scope.h"
 #include "runtime/run_args.h"
 #include "runtime/task_graph_image.h"
 
@@ -14,16 +13,25 @@ namespace replayrt {
 namespace {
 
 // Kernel-mode context generations are process-unique: a generation is never accepted twice.
-Status claim_context_generation(std::uint64_t generation) {
-  static std::mutex mutex;
+std::mutex g_generation_mutex;
+std::set<std::uint64_t> &claimed_generations() {
   static std::set<std::uint64_t> claimed;
-  const std::lock_guard<std::mutex> lock(mutex);
-  if (!claimed.insert(generation).second) {
+  return claimed;
+}
+
+Status claim_context_generation(std::uint64_t generation) {
+  const std::lock_guard<std::mutex> lock(g_generation_mutex);
+  if (!claimed_generations().insert(generation).second) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT,
                          format("context generation %llu was already used in this process",
                                 static_cast<unsigned long long>(generation)));
   }
   return Status::ok();
+}
+
+void unclaim_context_generation(std::uint64_t generation) noexcept {
+  const std::lock_guard<std::mutex> lock(g_generation_mutex);
+  claimed_generations().erase(generation);
 }
 
 }  // namespace
@@ -61,29 +69,23 @@ Status Engine::check_ready() const {
       return Status::error(RRT_ERR_INVALID_STATE,
                            "the context is not initialized (call rrt_program_init or "
                            "rrt_kernel_init first)");
-    case Lifecycle::kPoisoned:
-      return Status::error(RRT_ERR_INVALID_STATE,
-                           "the context failed during kernel init and is poisoned; only "
-                           "finalize and destroy are accepted");
+    case Lifecycle::kFinalizing:
     case Lifecycle::kFinalized:
       return Status::error(RRT_ERR_INVALID_STATE, "the context is finalized");
   }
   return Status::error(RRT_ERR_INVALID_STATE, "the context is in an unknown state");
 }
 
-Status Engine::check_not_poisoned() const {
-  if (lifecycle_.load(std::memory_order_acquire) == Lifecycle::kPoisoned) {
-    return check_ready();
-  }
-  return Status::ok();
+Engine::InFlight::InFlight(const Engine &engine) noexcept : engine_(engine) {
+  engine_.in_flight_.fetch_add(1, std::memory_order_seq_cst);
+}
+
+Engine::InFlight::~InFlight() {
+  engine_.in_flight_.fetch_sub(1, std::memory_order_release);
 }
 
 Status Engine::program_init() {
   RRT_RETURN_IF_ERROR(context_.latch().latch(ExecutionMode::kProgram));
-  Lifecycle state = lifecycle_.load(std::memory_order_acquire);
-  if (state == Lifecycle::kPoisoned) {
-    return check_ready();
-  }
   lifecycle_.store(Lifecycle::kReady, std::memory_order_release);
   return Status::ok();
 }
@@ -99,10 +101,14 @@ Status Engine::kernel_init(const rrt_capacity_plan_t &plan, std::uint64_t contex
                          "initialized");
   }
   RRT_RETURN_IF_ERROR(claim_context_generation(context_generation));
-  RRT_RETURN_IF_ERROR(context_.latch().latch(ExecutionMode::kKernel));
+  // Nothing is published before the latch, so a failed commit leaves the engine as created.
   Status committed = context_.commit_capacity_plan(plan, profile_tasks);
+  if (committed.is_ok()) {
+    committed = context_.latch().latch(ExecutionMode::kKernel);
+  }
   if (!committed.is_ok()) {
-    lifecycle_.store(Lifecycle::kPoisoned, std::memory_order_release);
+    context_.release_all();
+    unclaim_context_generation(context_generation);
     return std::move(committed).with_context("kernel init could not commit the capacity plan");
   }
   lifecycle_.store(Lifecycle::kReady, std::memory_order_release);
@@ -110,22 +116,27 @@ Status Engine::kernel_init(const rrt_capacity_plan_t &plan, std::uint64_t contex
 }
 
 Status Engine::finalize() {
-  (void)own_stream_->synchronize();
+  const Lifecycle before = lifecycle_.exchange(Lifecycle::kFinalizing, std::memory_order_seq_cst);
+  if (in_flight_.load(std::memory_order_seq_cst) != 0) {
+    lifecycle_.store(before, std::memory_order_release);
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         "finalize raced with a launch, replay, run or prepare in progress on "
+                         "another thread; the context is unchanged");
+  }
+  Status drained = own_stream_->synchronize();
   {
     const std::lock_guard<std::mutex> lock(launch_mutex_);
     last_serialized_stream_ = nullptr;
   }
   callables_.clear();
   epoch_.fetch_add(1, std::memory_order_acq_rel);
-  for (auto &busy : slot_busy_) {
-    busy.store(false, std::memory_order_release);
-  }
   context_.release_all();
   lifecycle_.store(Lifecycle::kFinalized, std::memory_order_release);
-  return Status::ok();
+  return drained;
 }
 
 Status Engine::prepare_callable(const rrt_callable_desc_t &desc, std::int32_t *out_id) {
+  const InFlight call(*this);
   RRT_RETURN_IF_ERROR(check_ready());
   std::unique_ptr<const Callable> callable;
   RRT_RETURN_IF_ERROR(Callable::create(desc, kernels_, &callable));
@@ -138,56 +149,15 @@ Status Engine::prepare_callable(const rrt_callable_desc_t &desc, std::int32_t *o
                                 static_cast<unsigned long long>(kMaxCallableImageBytes)));
   }
   std::shared_ptr<const Callable> shared = std::move(callable);
+  const BindStrategy &strategy = bind_strategy(shared->bind());
   return callables_.add(
       [&](std::int32_t id, CallableRecord *record) {
         record->callable = shared;
-        return is_kernel() ? place_resident(*shared, id, record) : Status::ok();
+        return is_kernel() ? strategy.place_resident(context_, *shared, id, record->generation,
+                                                     &record->resident)
+                           : Status::ok();
       },
       out_id);
-}
-
-Status Engine::place_resident(const Callable &callable, std::int32_t id, CallableRecord *record) {
-  // Placed once, outside any launch, in the frozen capacity. Every check that can refuse runs
-  // before anything is placed.
-  const GrowthContext growth{ExecutionMode::kKernel, false};
-  const auto tasks = static_cast<std::uint32_t>(callable.tasks().size());
-  RRT_RETURN_IF_ERROR(context_.profile_preflight(growth, tasks));
-  const CallableRequirements &needs = callable.requirements();
-  std::vector<std::byte> host_image(needs.image);
-  if (callable.bind() == RRT_BIND_DEVICE_BUILD) {
-    void *image = nullptr;
-    RRT_RETURN_IF_ERROR(context_.place_resident_image(growth, needs.gm_heap, needs.scheduler_state,
-                                                      needs.image, &image));
-    const BankBases bases = context_.pooled_bases(0);
-    const ImageBinding binding{id, record->generation, bases.gm_heap, bases.gm_sm, nullptr};
-    RRT_RETURN_IF_ERROR(build_task_graph_image(callable, binding, host_image));
-    RRT_RETURN_IF_ERROR(device_->copy_host_to_device(image, host_image.data(), needs.image));
-    record->resident_image = image;
-    record->resident_scheduler = bases.gm_sm;
-    record->resident_gm_heap = bases.gm_heap;
-  } else {
-    void *pool = nullptr;
-    GraphDefinitionStore::Placement definition;
-    RRT_RETURN_IF_ERROR(context_.place_host_build(
-        growth, needs.gm_heap, host_build_pool_bytes(callable),
-        host_build_definition_key(callable, record->generation, nullptr, nullptr), needs.image,
-        &pool, &definition));
-    auto *seed = static_cast<std::byte *>(pool);
-    std::vector<std::byte> seed_bytes(needs.scheduler_state);
-    RRT_RETURN_IF_ERROR(build_scheduler_seed(callable, record->generation, seed_bytes));
-    RRT_RETURN_IF_ERROR(device_->copy_host_to_device(seed, seed_bytes.data(), seed_bytes.size()));
-    const void *gm_heap = context_.pooled_bases(0).gm_heap;
-    const ImageBinding binding{id, record->generation, gm_heap, seed + needs.scheduler_state, seed};
-    RRT_RETURN_IF_ERROR(build_task_graph_image(callable, binding, host_image));
-    RRT_RETURN_IF_ERROR(
-        device_->copy_host_to_device(definition.address, host_image.data(), needs.image));
-    record->resident_image = definition.address;
-    record->resident_scheduler = seed;
-    record->resident_gm_heap = gm_heap;
-  }
-  TaskTiming *timings = nullptr;
-  LaunchRecord *wall = nullptr;
-  return context_.profile_area(growth, 0, tasks, &timings, &wall);
 }
 
 Status Engine::find_callable(std::int32_t id, const CallableRecord **out) const {
@@ -201,28 +171,15 @@ Status Engine::find_callable(std::int32_t id, const CallableRecord **out) const 
   return Status::ok();
 }
 
-Status Engine::bind(const HostApi &api, std::int32_t id, const CallableRecord &record,
-                    const RunArgsView &args, BoundRun *out) {
+BindRequest Engine::bind_request(std::int32_t id, const CallableRecord &record,
+                                 const RunArgsView &args) {
   BindRequest request;
   request.callable = record.callable.get();
   request.callable_id = id;
   request.generation = record.generation;
   request.args = args;
-  request.resident_image = record.resident_image;
-  request.resident_scheduler = record.resident_scheduler;
-  request.resident_gm_heap = record.resident_gm_heap;
-  if (context_.profiling()) {
-    TaskTiming *timings = nullptr;
-    LaunchRecord *wall = nullptr;
-    RRT_RETURN_IF_ERROR(api.profile_area(
-        static_cast<std::uint32_t>(record.callable->tasks().size()), &timings, &wall));
-    request.profile_timings = timings;
-    request.profile_wall = wall;
-  }
-  if (record.callable->bind() == RRT_BIND_HOST_BUILD) {
-    return bind_host_build(api, request, out);
-  }
-  return bind_device_build(api, request, out);
+  request.resident = record.resident;
+  return request;
 }
 
 Status Engine::enqueue_bound(const BoundRun &bound, Stream &stream) {
@@ -243,6 +200,7 @@ Status Engine::enqueue_bound(const BoundRun &bound, Stream &stream) {
 
 Status Engine::run_prepare(std::int32_t callable_id, const RunArgsView &args,
                            std::unique_ptr<ProgramRun> *out) {
+  const InFlight call(*this);
   RRT_RETURN_IF_ERROR(check_ready());
   if (is_kernel()) {
     return Status::error(RRT_ERR_INVALID_STATE,
@@ -255,42 +213,17 @@ Status Engine::run_prepare(std::int32_t callable_id, const RunArgsView &args,
   RRT_RETURN_IF_ERROR(validate_run_args(*record.callable, args, *device_));
 
   int slot = -1;
-  for (int i = 0; i < DeviceContext::kPipelineDepth; ++i) {
-    bool expected = false;
-    if (slot_busy_[static_cast<std::size_t>(i)].compare_exchange_strong(
-            expected, true, std::memory_order_acq_rel)) {
-      slot = i;
-      break;
-    }
-  }
-  if (slot < 0) {
-    return Status::error(RRT_ERR_INVALID_STATE,
-                         format("all %d pipeline slots hold runs; finalize one first",
-                                DeviceContext::kPipelineDepth));
-  }
-  const auto tasks = static_cast<std::uint32_t>(record.callable->tasks().size());
-  bool overlapping = false;
-  for (int other = 0; other < DeviceContext::kPipelineDepth; ++other) {
-    overlapping |= other != slot && slot_busy_[static_cast<std::size_t>(other)].load();
-  }
-  if (overlapping && context_.profile_would_rebuild(tasks)) {
-    slot_busy_[static_cast<std::size_t>(slot)].store(false, std::memory_order_release);
-    return Status::error(
-        RRT_ERR_PREPARED_INCOMPATIBLE,
-        format("the run's %u tasks need larger profiling collectors, and the active run in the "
-               "other pipeline slot is using them; finalize the active run, then prepare again",
-               tasks));
-  }
+  RRT_RETURN_IF_ERROR(context_.claim_slot(&slot));
   auto run = std::make_unique<ProgramRun>();
   run->slot_ = slot;
   run->callable_id_ = callable_id;
   run->callable_ = record.callable;
+  run->strategy_ = &bind_strategy(record.callable->bind());
   run->epoch_ = epoch_.load(std::memory_order_acquire);
-  const HostApi api = context_.host_api(slot, slot, false);
-  Status bound = bind(api, callable_id, record, args, &run->bound_);
+  Status bound = run->strategy_->bind(context_.slot(slot), bind_request(callable_id, record, args),
+                                      &run->bound_);
   if (!bound.is_ok()) {
-    context_.end_host_staging(slot);
-    slot_busy_[static_cast<std::size_t>(slot)].store(false, std::memory_order_release);
+    context_.release_slot(slot);
     return bound;
   }
   *out = std::move(run);
@@ -298,6 +231,7 @@ Status Engine::run_prepare(std::int32_t callable_id, const RunArgsView &args,
 }
 
 Status Engine::run_launch(ProgramRun &run, Stream *stream) {
+  const InFlight call(*this);
   if (run.epoch_ != epoch_.load(std::memory_order_acquire)) {
     run.state_ = ProgramRun::State::kAbandoned;
   }
@@ -352,14 +286,14 @@ Status Engine::run_finalize(ProgramRun &run) {
   }
   if (run.epoch_ == epoch_.load(std::memory_order_acquire) &&
       run.state_ != ProgramRun::State::kAbandoned) {
-    context_.end_host_staging(run.slot_);
-    slot_busy_[static_cast<std::size_t>(run.slot_)].store(false, std::memory_order_release);
+    context_.release_slot(run.slot_);
   }
   run.state_ = ProgramRun::State::kAbandoned;
   return waited;
 }
 
 Status Engine::kernel_launch(std::int32_t callable_id, const RunArgsView &args, Stream &caller) {
+  const InFlight call(*this);
   RRT_RETURN_IF_ERROR(check_ready());
   if (!is_kernel()) {
     return Status::error(RRT_ERR_INVALID_STATE,
@@ -371,16 +305,15 @@ Status Engine::kernel_launch(std::int32_t callable_id, const RunArgsView &args, 
   RRT_RETURN_IF_ERROR(validate_run_args(*record->callable, args, *device_));
 
   const std::lock_guard<std::mutex> lock(launch_mutex_);
-  const HostApi api = context_.host_api(0, 0, true);
-  Status bound = bind(api, callable_id, *record, args, &launch_scratch_);
-  const bool staged = !launch_scratch_.copies_in.empty() || !launch_scratch_.copies_out.empty();
-  if (record->callable->bind() == RRT_BIND_HOST_BUILD && staged) {
-    context_.end_host_staging(0);
+  {
+    const LaunchScope scope(context_);
+    RRT_RETURN_IF_ERROR(
+        bind_strategy(record->callable->bind())
+            .bind(context_.slot(0), bind_request(callable_id, *record, args), &launch_scratch_));
   }
-  RRT_RETURN_IF_ERROR(std::move(bound));
   const bool capturing = caller.is_capturing();
   if (!capturing) {
-    serialize_before(caller);
+    RRT_RETURN_IF_ERROR(serialize_before(caller));
   }
   RRT_RETURN_IF_ERROR(enqueue_bound(launch_scratch_, caller));
   if (!capturing) {
@@ -391,13 +324,16 @@ Status Engine::kernel_launch(std::int32_t callable_id, const RunArgsView &args, 
 }
 
 Status Engine::replay(const Graph &graph, Stream &stream) {
+  const InFlight call(*this);
   RRT_RETURN_IF_ERROR(check_ready());
   Status replayed;
   if (is_kernel() && !stream.is_capturing()) {
     const std::lock_guard<std::mutex> lock(launch_mutex_);
-    serialize_before(stream);
-    last_serialized_stream_ = &stream;
-    replayed = stream.replay(graph);
+    replayed = serialize_before(stream);
+    if (replayed.is_ok()) {
+      last_serialized_stream_ = &stream;
+      replayed = stream.replay(graph);
+    }
   } else {
     replayed = stream.replay(graph);
   }
@@ -434,14 +370,14 @@ Status Engine::kernel_profile(LaunchProfile *out) const {
   return Status::ok();
 }
 
-void Engine::serialize_before(Stream &stream) {
+Status Engine::serialize_before(Stream &stream) {
   if (last_serialized_stream_ == &stream) {
-    return;
+    return Status::ok();
   }
   if (last_serialized_stream_ != nullptr) {
-    (void)last_serialized_stream_->record_event(*serial_tail_);
+    RRT_RETURN_IF_ERROR(last_serialized_stream_->record_event(*serial_tail_));
   }
-  (void)stream.wait_event(*serial_tail_);
+  return stream.wait_event(*serial_tail_);
 }
 
 void Engine::before_capture(Stream &stream) {

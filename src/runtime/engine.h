@@ -15,6 +15,7 @@
 #include "common/status.h"
 #include "context/device_context.h"
 #include "platform/device.h"
+#include "runtime/bind.h"
 #include "runtime/bound_run.h"
 #include "runtime/callable.h"
 #include "runtime/callable_table.h"
@@ -46,6 +47,7 @@ class ProgramRun {
 
   int slot_ = -1;
   std::int32_t callable_id_ = -1;
+  const BindStrategy *strategy_ = nullptr;
   std::shared_ptr<const Callable> callable_;
   BoundRun bound_;
   State state_ = State::kPrepared;
@@ -55,21 +57,25 @@ class ProgramRun {
 };
 
 // Lifecycle: created (mode-less) → program_init | kernel_init → ready → finalize →
-// finalized (a program context may be initialized again). A failure after the kernel latch
-// poisons the engine: only finalize is accepted then.
+// finalized (a program context may be initialized again). kernel_init commits the capacity
+// plan first and latches KERNEL only when the commit succeeded, so a failed kernel init
+// leaves nothing allocated and the engine still created (it may be initialized again).
 //
 // Pipeline (program mode): run_prepare takes a free slot (kPipelineDepth of them; none free
-// is RRT_ERR_INVALID_STATE) and binds the run there, growing that slot's buffers as needed.
-// A successor may prepare while its predecessor executes.
+// is RRT_ERR_INVALID_STATE) and binds the run there with the callable's bind strategy,
+// growing that slot's blocks as needed. A successor may prepare while its predecessor
+// executes.
 //
-// Kernel mode: kernel_launch binds into slot 0 / bank 0 through a HostApi marked in_launch,
-// so any growth or allocation is refused, and enqueues copies, the launch and copy-backs on
-// the caller's stream. Launches and kernel-mode replays on different streams are ordered by a
-// context-wide tail event: work on one stream waits for the previous stream's last
-// serialized work, so they never share gm_heap, gm_sm or staging concurrently.
+// Kernel mode: prepare_callable places the callable in the frozen capacity once;
+// kernel_launch binds into slot 0 inside a LaunchScope, so any growth or allocation is
+// refused, and enqueues copies, the launch and copy-backs on the caller's stream. Launches
+// and kernel-mode replays on different streams are ordered by a context-wide tail event:
+// work on one stream waits for the previous stream's last serialized work, so they never
+// share gm_heap, gm_sm or staging concurrently.
 //
 // Thread safety: launches, replays, runs on distinct slots, callable preparation and kernel
-// registration may come from several threads; init and finalize must not race with anything.
+// registration may come from several threads. init and finalize must not race with anything;
+// a finalize that finds a call in progress returns RRT_ERR_INVALID_STATE and changes nothing.
 class Engine {
  public:
   static constexpr std::int32_t kMaxCallables = CallableTable::kCapacity;
@@ -91,12 +97,11 @@ class Engine {
   Status kernel_init(const rrt_capacity_plan_t &plan, std::uint64_t context_generation,
                      std::uint32_t profile_tasks);
   // Waits for the engine's own stream, abandons prepared runs, drops every callable and
-  // releases every context-owned buffer. The mode stays latched.
+  // releases every context-owned buffer. The mode stays latched. RRT_ERR_INVALID_STATE, with
+  // nothing changed, while another thread is inside a launch, replay, run or prepare.
   Status finalize();
   // OK when the engine accepts work; INVALID_STATE with a reason otherwise.
   Status check_ready() const;
-  // OK unless a failed kernel init poisoned the engine.
-  Status check_not_poisoned() const;
 
   Device &device() noexcept { return *device_; }
   DeviceContext &context() noexcept { return context_; }
@@ -130,23 +135,33 @@ class Engine {
   void before_stream_destroy(Stream &stream);
 
  private:
-  enum class Lifecycle { kCreated, kReady, kPoisoned, kFinalized };
+  enum class Lifecycle { kCreated, kReady, kFinalizing, kFinalized };
+
+  // Counts a public call in progress for finalize's race check.
+  class InFlight {
+   public:
+    explicit InFlight(const Engine &engine) noexcept;
+    ~InFlight();
+    InFlight(const InFlight &) = delete;
+    InFlight &operator=(const InFlight &) = delete;
+    InFlight(InFlight &&) = delete;
+    InFlight &operator=(InFlight &&) = delete;
+
+   private:
+    const Engine &engine_;
+  };
 
   Engine(std::unique_ptr<Device> device, unsigned device_workers);
 
   using CallableRecord = CallableTable::Record;
 
-  // Kernel mode: places the callable's image (device-build) or definition and scheduler seed
-  // (host-build) in the frozen capacity and uploads them.
-  Status place_resident(const Callable &callable, std::int32_t id, CallableRecord *record);
-
   // The record of a prepared callable; CALLABLE_NOT_RESIDENT otherwise.
   Status find_callable(std::int32_t id, const CallableRecord **out) const;
-  Status bind(const HostApi &api, std::int32_t id, const CallableRecord &record,
-              const RunArgsView &args, BoundRun *out);
+  static BindRequest bind_request(std::int32_t id, const CallableRecord &record,
+                                  const RunArgsView &args);
   Status enqueue_bound(const BoundRun &bound, Stream &stream);
   // Requires launch_mutex_. Orders `stream` after the previous serialized stream's work.
-  void serialize_before(Stream &stream);
+  Status serialize_before(Stream &stream);
 
   std::unique_ptr<Device> device_;
   DeviceContext context_;
@@ -158,10 +173,9 @@ class Engine {
 
   std::atomic<Lifecycle> lifecycle_{Lifecycle::kCreated};
   std::atomic<std::uint64_t> epoch_{0};
+  mutable std::atomic<std::uint64_t> in_flight_{0};
 
   CallableTable callables_;
-
-  std::array<std::atomic<bool>, DeviceContext::kPipelineDepth> slot_busy_{};
 
   std::mutex launch_mutex_;
   Stream *last_serialized_stream_ = nullptr;

@@ -2,92 +2,131 @@
 
 #include <vector>
 
-#include "common/format.h"
 #include "runtime/task_graph_image.h"
 
 namespace replayrt {
 
 namespace {
 
-constexpr std::uint64_t kPoolKeySalt = 0x486f73744275696cULL;  // "HostBuil"
+constexpr std::uint64_t kSeedKeySalt = 0x486f73744275696cULL;  // "HostBuil"
 
 std::uint64_t mix(std::uint64_t hash, std::uint64_t value) {
   hash ^= value + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
   return hash;
 }
 
-// Program mode: the scheduler seed in the bank's runtime pool and the definition in the
-// slot's store. Writes the definition and the pool address.
-Status place_program_graph(const HostApi &api, const BindRequest &request, const void **definition,
-                           const void **pool, const void **gm_heap) {
-  const Callable &callable = *request.callable;
-  const CallableRequirements &needs = callable.requirements();
-  const std::uint64_t pool_bytes = host_build_pool_bytes(callable);
-  const std::uint64_t pool_key = image_cache_key(callable, request.generation) ^ kPoolKeySalt;
-  BankBases bases;
-  PrebuiltImageCache::Entry hit;
-  if (api.lookup_prebuilt_image(pool_key, &hit)) {
-    bases = hit.bases;
-  } else {
-    const BankRequest held = api.pooled_sizes();
-    const BankRequest request_bytes{needs.gm_heap != 0 ? needs.gm_heap : held.gm_heap, held.gm_sm,
-                                    pool_bytes};
-    RRT_RETURN_IF_ERROR(api.setup_static_arena(request_bytes));
-    bases = api.pooled_bases();
-    std::vector<std::byte> seed(needs.scheduler_state);
-    RRT_RETURN_IF_ERROR(build_scheduler_seed(callable, request.generation, seed));
-    RRT_RETURN_IF_ERROR(api.copy_to_device(bases.runtime_pool, seed.data(), seed.size()));
-    api.store_prebuilt_image(PrebuiltImageCache::Entry{api.bank(), bases, pool_key, 0, pool_bytes});
-  }
-  auto *seed_address = static_cast<std::byte *>(bases.runtime_pool);
-  std::byte *state_address = seed_address + needs.scheduler_state;
-  GraphDefinitionStore::Placement placement;
-  RRT_RETURN_IF_ERROR(api.acquire_graph_definition(
-      host_build_definition_key(callable, request.generation, bases.gm_heap, seed_address),
-      needs.image, &placement));
-  if (placement.needs_upload) {
-    std::vector<std::byte> image(needs.image);
-    const ImageBinding binding{request.callable_id, request.generation, bases.gm_heap,
-                               state_address, seed_address};
-    RRT_RETURN_IF_ERROR(build_task_graph_image(callable, binding, image));
-    RRT_RETURN_IF_ERROR(api.copy_to_device(placement.address, image.data(), image.size()));
-  }
-  *definition = placement.address;
-  *pool = seed_address;
-  *gm_heap = bases.gm_heap;
-  return Status::ok();
+// What a definition bakes: the gm_heap and the seed it points into.
+std::uint64_t definition_binding(const void *gm_heap, const void *seed) {
+  return mix(reinterpret_cast<std::uint64_t>(gm_heap), reinterpret_cast<std::uint64_t>(seed));
+}
+
+// Builds the definition of `callable` against `gm_heap` and the seed at `seed` (the working
+// state follows it) and uploads it to `dst` through `upload`.
+template <typename Upload>
+Status upload_definition(const Callable &callable, std::int32_t id, std::uint64_t generation,
+                         const void *gm_heap, std::byte *seed, void *dst, Upload &&upload) {
+  const std::uint64_t seed_bytes = callable.requirements().scheduler_state;
+  std::vector<std::byte> image(callable.requirements().image);
+  const ImageBinding binding{id, generation, gm_heap, seed + seed_bytes, seed};
+  RRT_RETURN_IF_ERROR(build_task_graph_image(callable, binding, image));
+  return upload(dst, image.data(), image.size());
+}
+
+template <typename Upload>
+Status upload_seed(const Callable &callable, std::uint64_t generation, void *dst, Upload &&upload) {
+  std::vector<std::byte> seed(callable.requirements().scheduler_state);
+  RRT_RETURN_IF_ERROR(build_scheduler_seed(callable, generation, seed));
+  return upload(dst, seed.data(), seed.size());
 }
 
 }  // namespace
 
-std::uint64_t host_build_pool_bytes(const Callable &callable) noexcept {
-  return 2 * callable.requirements().scheduler_state;
+Footprint HostBuildBind::footprint(const Callable &callable) const noexcept {
+  const CallableRequirements &needs = callable.requirements();
+  return Footprint{.gm_heap = needs.gm_heap,
+                   .gm_sm = 0,
+                   .runtime_pool = 2 * needs.scheduler_state,
+                   .graph_definition = needs.image,
+                   .staging_all_host = needs.staged_all_host,
+                   .staging = StagingKind::kHost};
 }
 
-std::uint64_t host_build_definition_key(const Callable &callable, std::uint64_t generation,
-                                        const void *gm_heap, const void *scheduler) noexcept {
-  std::uint64_t key = mix(callable.content_key(), generation);
-  key = mix(key, reinterpret_cast<std::uint64_t>(gm_heap));
-  return mix(key, reinterpret_cast<std::uint64_t>(scheduler));
+Status HostBuildBind::place_resident(DeviceContext &context, const Callable &callable,
+                                     std::int32_t id, std::uint64_t generation,
+                                     ResidentPlacement *out) const {
+  const Footprint needs = footprint(callable);
+  ResidentGrant grant;
+  RRT_RETURN_IF_ERROR(context.reserve_resident(
+      ResidentRequest{.gm_heap = needs.gm_heap,
+                      .gm_sm = 0,
+                      .pool_bytes = needs.runtime_pool,
+                      .place_definition = true,
+                      .definition_key = mix(callable.content_key(), generation),
+                      .definition_bytes = needs.graph_definition,
+                      .definition_binding = 0,
+                      .profile_tasks = static_cast<std::uint32_t>(callable.tasks().size())},
+      &grant));
+  auto upload = [&](void *dst, const void *src, std::size_t bytes) {
+    return context.device().copy_host_to_device(dst, src, bytes);
+  };
+  auto *seed = static_cast<std::byte *>(grant.pool);
+  Status uploaded = upload_seed(callable, generation, seed, upload);
+  if (uploaded.is_ok()) {
+    uploaded = upload_definition(callable, id, generation, grant.bases.gm_heap, seed,
+                                 grant.definition.address, upload);
+  }
+  if (!uploaded.is_ok()) {
+    context.return_resident(grant);
+    return uploaded;
+  }
+  *out = ResidentPlacement{grant.definition.address, seed, grant.bases.gm_heap};
+  return Status::ok();
 }
 
-Status bind_host_build(const HostApi &api, const BindRequest &request, BoundRun *out) {
+Status HostBuildBind::bind(SlotView &slot, const BindRequest &request, BoundRun *out) const {
   const Callable &callable = *request.callable;
   out->clear();
-  std::vector<void *> &addresses = out->tensor_addresses;
-  addresses.assign(callable.params().size(), nullptr);
-  RRT_RETURN_IF_ERROR(stage_host_tensors(api, request, kHostStagingSource, &addresses, out));
-
-  const void *definition = request.resident_image;
-  const void *pool = request.resident_scheduler;
-  const void *gm_heap = request.resident_gm_heap;
-  if (!api.is_kernel_mode()) {
-    RRT_RETURN_IF_ERROR(place_program_graph(api, request, &definition, &pool, &gm_heap));
-  } else if (definition == nullptr || pool == nullptr) {
-    return Status::error(RRT_ERR_CALLABLE_NOT_RESIDENT,
-                         format("callable %d has no resident definition", request.callable_id));
+  const Footprint needs = footprint(callable);
+  const bool kernel = slot.mode() == ExecutionMode::kKernel;
+  const std::uint64_t seed_key = image_cache_key(callable, request.generation) ^ kSeedKeySalt;
+  PrebuiltImageCache::Entry hit;
+  const bool seeded = !kernel && slot.find_prebuilt(seed_key, &hit);
+  SlotRequest reserve{.staging_kind = StagingKind::kHost,
+                      .staging_bytes = run_staging_bytes(request.args),
+                      .size_bank = !kernel && !seeded,
+                      .bank = BankRequest{needs.gm_heap, 0, needs.runtime_pool},
+                      .place_definition = !kernel,
+                      .definition_key = mix(callable.content_key(), request.generation),
+                      .definition_bytes = needs.graph_definition,
+                      .profile_tasks = static_cast<std::uint32_t>(callable.tasks().size())};
+  if (!kernel) {
+    const BankBases bases = seeded ? hit.bases : BankBases{};
+    reserve.definition_binding = seeded ? definition_binding(bases.gm_heap, bases.runtime_pool) : 0;
   }
-  finish_bind(api, request, definition, pool, gm_heap, addresses, out);
+  SlotGrant grant;
+  RRT_RETURN_IF_ERROR(slot.reserve(reserve, &grant));
+  stage_host_tensors(request, grant.staging, out);
+  if (kernel) {
+    finish_bind(ExecutionMode::kKernel, request, request.resident.image, request.resident.scheduler,
+                request.resident.gm_heap, grant, out);
+    return Status::ok();
+  }
+  auto upload = [&](void *dst, const void *src, std::size_t bytes) {
+    return slot.upload(dst, src, bytes);
+  };
+  auto *seed = static_cast<std::byte *>(grant.bases.runtime_pool);
+  if (!seeded) {
+    RRT_RETURN_IF_ERROR(upload_seed(callable, request.generation, seed, upload));
+    slot.remember_prebuilt(
+        PrebuiltImageCache::Entry{slot.index(), grant.bases, seed_key, 0, needs.runtime_pool});
+  }
+  if (grant.definition.needs_upload || !seeded) {
+    RRT_RETURN_IF_ERROR(upload_definition(callable, request.callable_id, request.generation,
+                                          grant.bases.gm_heap, seed, grant.definition.address,
+                                          upload));
+  }
+  finish_bind(ExecutionMode::kProgram, request, grant.definition.address, seed, grant.bases.gm_heap,
+              grant, out);
   return Status::ok();
 }
 

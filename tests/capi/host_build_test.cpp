@@ -250,7 +250,11 @@ TEST(HostBuildProgramModeTest, BothBindsGiveTheSameResultsEagerly) {
   ASSERT_EQ(rrt_callable_prepare(ctx, host.desc(), &host_id), RRT_OK);
   ASSERT_EQ(rrt_callable_prepare(ctx, device.desc(), &device_id), RRT_OK);
   const std::vector<float> w = weights();
+  std::uint64_t warm_allocations = 0;
   for (int step = 0; step < 20; ++step) {
+    if (step == 1) {
+      warm_allocations = stats_of(ctx).device_alloc_calls;
+    }
     std::vector<float> x = input(step);
     std::vector<float> out_host(kFloats);
     std::vector<float> out_device(kFloats);
@@ -266,9 +270,9 @@ TEST(HostBuildProgramModeTest, BothBindsGiveTheSameResultsEagerly) {
     expect_close(out_host, reference(x, w));
     ASSERT_TRUE(same_bits(out_host, out_device));
   }
-  // Program-mode host staging is per run: it was all freed again.
-  const rrt_stats_t stats = stats_of(ctx);
-  EXPECT_GT(stats.device_alloc_calls, 40u);
+  // Program-mode host staging is kept per slot like retained staging: after the first step,
+  // alternating the two binds with HOST tensors allocates nothing.
+  EXPECT_EQ(stats_of(ctx).device_alloc_calls, warm_allocations);
   EXPECT_EQ(rrt_context_destroy(ctx), RRT_OK);
 }
 

@@ -1,140 +1,282 @@
 #include "context/device_context.h"
 
+#include <thread>
+#include <vector>
+
 #include <gtest/gtest.h>
 
+#include "context/launch_scope.h"
 #include "support/device_rig.h"
 #include "support/growth_expectations.h"
 
 namespace replayrt {
 namespace {
 
-using testing::kKernel;
-using testing::kLaunch;
-using testing::kProgram;
+using testing::expect_refusal;
 
 constexpr std::uint64_t kKiB = 1024;
 
-class DeviceContextTest : public ::testing::Test {
- protected:
-  testing::DeviceRig rig;
-  DeviceContext context{rig.faults};
-};
-
-TEST_F(DeviceContextTest, CommitsTheCapacityPlanOnce) {
+rrt_capacity_plan_t small_plan() {
   rrt_capacity_plan_t plan{};
   plan.gm_heap_bytes = 64 * kKiB;
   plan.gm_sm_bytes = 4 * kKiB;
   plan.runtime_pool_bytes = 8 * kKiB;
   plan.retained_staging_bytes = 16 * kKiB;
-  ASSERT_TRUE(context.latch().latch(ExecutionMode::kKernel).is_ok());
-  ASSERT_TRUE(context.commit_capacity_plan(plan, 0).is_ok());
+  return plan;
+}
+
+SlotRequest bank_request(BankRequest bank) {
+  SlotRequest request;
+  request.size_bank = true;
+  request.bank = bank;
+  return request;
+}
+
+class DeviceContextTest : public ::testing::Test {
+ protected:
+  // Kernel init as the engine does it: commit first, latch on success.
+  void kernel_init(const rrt_capacity_plan_t &plan, std::uint32_t profile_tasks = 0) {
+    ASSERT_TRUE(context.commit_capacity_plan(plan, profile_tasks).is_ok());
+    ASSERT_TRUE(context.latch().latch(ExecutionMode::kKernel).is_ok());
+  }
+
+  const GuardedBlock *find_block(GrowthPoint point, bool published) const {
+    const GuardedBlock *found = nullptr;
+    context.for_each_block([&](const GuardedBlock &block) {
+      if (found == nullptr && block.point() == point && block.is_published() == published) {
+        found = &block;
+      }
+    });
+    return found;
+  }
+
+  testing::DeviceRig rig;
+  DeviceContext context{rig.faults};
+};
+
+TEST_F(DeviceContextTest, CommitsTheCapacityPlanOnce) {
+  kernel_init(small_plan());
   EXPECT_EQ(context.counters().device_alloc_calls.load(), 4u);
   EXPECT_EQ(context.region_stats(GrowthPoint::kArenaGmHeap).capacity, 64 * kKiB);
   EXPECT_EQ(context.region_stats(GrowthPoint::kRetainedStaging).capacity, 16 * kKiB);
   EXPECT_EQ(context.counters().live_bytes.load(), (64 + 4 + 8 + 16) * kKiB);
-  const BankBases bases = context.pooled_bases(0);
-  EXPECT_NE(bases.gm_heap, nullptr);
-  EXPECT_EQ(context.pooled_bases(1), BankBases{});
+  EXPECT_NE(context.slot(0).bank_bases().gm_heap, nullptr);
+  EXPECT_EQ(context.slot(1).bank_bases(), BankBases{});
 }
 
-TEST_F(DeviceContextTest, RefusalsAreCountedByGrowthPoint) {
-  ASSERT_TRUE(
-      context.setup_static_arena(kKernel, 0, BankRequest{4 * kKiB, 4 * kKiB, 4 * kKiB}).is_ok());
-  const Status refused =
-      context.setup_static_arena(kKernel, 0, BankRequest{8 * kKiB, 4 * kKiB, 4 * kKiB});
-  EXPECT_EQ(refused.growth_point(), GrowthPoint::kArenaGmHeap);
-  ASSERT_TRUE(context.retained_begin(kKernel, 0, 2 * kKiB).is_ok());
-  EXPECT_EQ(context.retained_begin(kKernel, 0, 4 * kKiB).growth_point(),
-            GrowthPoint::kRetainedStaging);
+TEST_F(DeviceContextTest, AFailedPlanCommitLeavesNothingAllocated) {
+  for (std::uint64_t n = 1; n <= 4; ++n) {
+    SCOPED_TRACE(n);
+    rig.faults.fail_nth_allocation(n);
+    EXPECT_EQ(context.commit_capacity_plan(small_plan(), 0).code(), RRT_ERR_OUT_OF_MEMORY);
+    rig.faults.clear_faults();
+    EXPECT_EQ(rig.counters().live_bytes, 0u);
+    EXPECT_EQ(context.counters().live_bytes.load(), 0u);
+    EXPECT_EQ(context.slot(0).bank_bases(), BankBases{});
+    EXPECT_EQ(context.region_stats(GrowthPoint::kRetainedStaging).capacity, 0u);
+  }
+  EXPECT_TRUE(context.commit_capacity_plan(small_plan(), 0).is_ok());
+}
+
+TEST_F(DeviceContextTest, KernelModeRefusalsChangeNothingAndAreCountedByGrowthPoint) {
+  kernel_init(small_plan());
+  const BankBases bases = context.slot(0).bank_bases();
+  const MemoryCounters before = rig.counters();
+  SlotGrant grant;
+  expect_refusal(context.slot(0).reserve(bank_request({128 * kKiB, 0, 0}), &grant),
+                 GrowthPoint::kArenaGmHeap, 128 * kKiB, 64 * kKiB);
+  SlotRequest staging;
+  staging.staging_bytes = 32 * kKiB;
+  expect_refusal(context.slot(0).reserve(staging, &grant), GrowthPoint::kRetainedStaging, 32 * kKiB,
+                 16 * kKiB);
   EXPECT_EQ(context.counters().refusals[RRT_GROWTH_ARENA_GM_HEAP].load(), 1u);
   EXPECT_EQ(context.counters().refusals[RRT_GROWTH_RETAINED_STAGING].load(), 1u);
+  EXPECT_EQ(context.slot(0).bank_bases(), bases);
+  EXPECT_EQ(rig.counters().allocation_calls, before.allocation_calls);
+  EXPECT_EQ(rig.counters().free_calls, before.free_calls);
   EXPECT_EQ(context.region_stats(GrowthPoint::kArenaGmHeap).base_changes, 0u);
 }
 
-TEST_F(DeviceContextTest, RuntimeAllocationDuringAKernelLaunchIsRefused) {
-  void *ptr = nullptr;
-  const Status refused = context.device_malloc(kLaunch, 4096, &ptr);
-  EXPECT_EQ(refused.code(), RRT_ERR_INTERNAL);
-  EXPECT_EQ(refused.growth_point(), GrowthPoint::kLaunchAllocation);
-  EXPECT_EQ(ptr, nullptr);
+TEST_F(DeviceContextTest, InsideALaunchEvenAFirstAllocationIsRefused) {
+  kernel_init(rrt_capacity_plan_t{});
+  SlotRequest staging;
+  staging.staging_bytes = kKiB;
+  SlotGrant grant;
+  {
+    const LaunchScope scope(context);
+    expect_refusal(context.slot(0).reserve(staging, &grant), GrowthPoint::kLaunchAllocation, kKiB,
+                   0);
+  }
   EXPECT_EQ(rig.counters().allocation_calls, 0u);
   EXPECT_EQ(context.counters().refusals[RRT_GROWTH_LAUNCH_ALLOCATION].load(), 1u);
-  // Outside a launch, and in program mode, the allocation is taken.
-  ASSERT_TRUE(context.device_malloc(kKernel, 4096, &ptr).is_ok());
-  ASSERT_TRUE(context.device_free(ptr).is_ok());
-  ASSERT_TRUE(
-      context.device_malloc(GrowthContext{ExecutionMode::kProgram, true}, 4096, &ptr).is_ok());
-  ASSERT_TRUE(context.device_free(ptr).is_ok());
-  EXPECT_EQ(context.counters().live_bytes.load(), 0u);
+  // Outside the launch the empty block takes its first allocation.
+  ASSERT_TRUE(context.slot(0).reserve(staging, &grant).is_ok());
+  EXPECT_NE(grant.staging, nullptr);
+}
+
+TEST_F(DeviceContextTest, ALaunchScopeBelongsToItsThreadAndItsContext) {
+  DeviceContext other(rig.faults);
+  const LaunchScope scope(context);
+  EXPECT_TRUE(context.growth_context().in_launch);
+  EXPECT_FALSE(other.growth_context().in_launch);
+  bool seen_elsewhere = true;
+  std::thread([&] { seen_elsewhere = context.growth_context().in_launch; }).join();
+  EXPECT_FALSE(seen_elsewhere);
+}
+
+// The backstop: after kernel init the context's allocator itself refuses an allocation that
+// is not a block's first allocation outside a launch, whatever a caller decided.
+TEST_F(DeviceContextTest, AfterKernelInitTheAllocatorRefusesWhatIsNotAFirstAllocation) {
+  kernel_init(small_plan());
+  const GuardedBlock *published = find_block(GrowthPoint::kArenaGmHeap, true);
+  const GuardedBlock *empty = find_block(GrowthPoint::kGraphDefinition, false);
+  ASSERT_NE(published, nullptr);
+  ASSERT_NE(empty, nullptr);
+  const MemoryCounters before = rig.counters();
+  void *ptr = nullptr;
+  expect_refusal(context.allocate(*published, 4096, &ptr), GrowthPoint::kLaunchAllocation, 4096,
+                 64 * kKiB);
+  EXPECT_EQ(ptr, nullptr);
+  {
+    const LaunchScope scope(context);
+    EXPECT_EQ(context.allocate(*empty, 4096, &ptr).growth_point(), GrowthPoint::kLaunchAllocation);
+  }
+  EXPECT_EQ(rig.counters().allocation_calls, before.allocation_calls);
+  EXPECT_EQ(context.counters().refusals[RRT_GROWTH_LAUNCH_ALLOCATION].load(), 2u);
+  ASSERT_TRUE(context.allocate(*empty, 4096, &ptr).is_ok());
+  EXPECT_TRUE(context.free(ptr));
 }
 
 TEST_F(DeviceContextTest, TheBankImageIsInvalidatedExactlyWhenItsBasesChange) {
-  ASSERT_TRUE(
-      context.setup_static_arena(kProgram, 1, BankRequest{4 * kKiB, 4 * kKiB, 4 * kKiB}).is_ok());
-  context.store_prebuilt_image({.bank = 1, .bases = context.pooled_bases(1), .content_key = 5});
+  SlotView &slot = context.slot(1);
+  SlotGrant grant;
+  ASSERT_TRUE(slot.reserve(bank_request({4 * kKiB, 4 * kKiB, 4 * kKiB}), &grant).is_ok());
+  slot.remember_prebuilt({.bank = 1, .bases = grant.bases, .content_key = 5});
   PrebuiltImageCache::Entry entry;
-  ASSERT_TRUE(context.lookup_prebuilt_image(1, 5, &entry));
+  ASSERT_TRUE(slot.find_prebuilt(5, &entry));
   // Same sizes: nothing moves, the image stays.
-  ASSERT_TRUE(
-      context.setup_static_arena(kProgram, 1, BankRequest{4 * kKiB, 4 * kKiB, 4 * kKiB}).is_ok());
-  EXPECT_TRUE(context.lookup_prebuilt_image(1, 5, &entry));
+  ASSERT_TRUE(slot.reserve(bank_request({4 * kKiB, 4 * kKiB, 4 * kKiB}), &grant).is_ok());
+  EXPECT_TRUE(slot.find_prebuilt(5, &entry));
   // A failed growth changes nothing either.
   rig.faults.fail_nth_allocation(1);
-  EXPECT_EQ(
-      context.setup_static_arena(kProgram, 1, BankRequest{8 * kKiB, 4 * kKiB, 4 * kKiB}).code(),
-      RRT_ERR_OUT_OF_MEMORY);
-  EXPECT_TRUE(context.lookup_prebuilt_image(1, 5, &entry));
+  EXPECT_EQ(slot.reserve(bank_request({8 * kKiB, 4 * kKiB, 4 * kKiB}), &grant).code(),
+            RRT_ERR_OUT_OF_MEMORY);
+  EXPECT_TRUE(slot.find_prebuilt(5, &entry));
   // A growth re-bases gm_heap: the image baked the old base and is dropped.
-  ASSERT_TRUE(
-      context.setup_static_arena(kProgram, 1, BankRequest{8 * kKiB, 4 * kKiB, 4 * kKiB}).is_ok());
-  EXPECT_FALSE(context.lookup_prebuilt_image(1, 5, &entry));
+  ASSERT_TRUE(slot.reserve(bank_request({8 * kKiB, 4 * kKiB, 4 * kKiB}), &grant).is_ok());
+  EXPECT_FALSE(slot.find_prebuilt(5, &entry));
   EXPECT_EQ(context.region_stats(GrowthPoint::kArenaGmHeap).base_changes, 1u);
 }
 
-TEST_F(DeviceContextTest, ResidentImagesAppendUntilTheFrozenPoolIsFull) {
-  ASSERT_TRUE(context.latch().latch(ExecutionMode::kKernel).is_ok());
+TEST_F(DeviceContextTest, ASlotRequestIsOneTransaction) {
+  SlotView &slot = context.slot(0);
+  SlotGrant grant;
+  SlotRequest first = bank_request({4 * kKiB, 4 * kKiB, 4 * kKiB});
+  first.staging_bytes = 2 * kKiB;
+  ASSERT_TRUE(slot.reserve(first, &grant).is_ok());
+  const BankBases bases = grant.bases;
+  const void *staging = grant.staging;
+  // Staging and gm_heap both grow; the last allocation fails: neither moved.
+  SlotRequest grow = bank_request({16 * kKiB, 4 * kKiB, 4 * kKiB});
+  grow.staging_bytes = 8 * kKiB;
+  rig.faults.fail_nth_allocation(2);
+  EXPECT_EQ(slot.reserve(grow, &grant).code(), RRT_ERR_OUT_OF_MEMORY);
+  EXPECT_EQ(slot.bank_bases(), bases);
+  EXPECT_EQ(context.region_stats(GrowthPoint::kRetainedStaging).capacity, 2 * kKiB);
+  EXPECT_TRUE(rig.device.find_allocation(staging).has_value());
+  EXPECT_EQ(context.region_stats(GrowthPoint::kRetainedStaging).base_changes, 0u);
+  ASSERT_TRUE(slot.reserve(grow, &grant).is_ok());
+  EXPECT_NE(grant.staging, staging);
+}
+
+TEST_F(DeviceContextTest, ResidentPlacementsAppendUntilTheFrozenPoolIsFull) {
   rrt_capacity_plan_t plan{};
   plan.gm_heap_bytes = 4 * kKiB;
   plan.gm_sm_bytes = kKiB;
   plan.runtime_pool_bytes = 4 * kKiB;
-  ASSERT_TRUE(context.commit_capacity_plan(plan, 0).is_ok());
-  void *first = nullptr;
-  void *second = nullptr;
-  ASSERT_TRUE(context.place_resident_image(kKernel, 0, 0, 1500, &first).is_ok());
-  ASSERT_TRUE(context.place_resident_image(kKernel, 0, 0, 500, &second).is_ok());
-  EXPECT_EQ(static_cast<std::byte *>(second) - static_cast<std::byte *>(first), 2048);
-  void *third = nullptr;
-  const Status refused = context.place_resident_image(kKernel, 0, 0, 1025, &third);
-  EXPECT_EQ(refused.growth_point(), GrowthPoint::kArenaRuntimePool);
-  EXPECT_EQ(refused.requested_bytes(), 3 * kKiB + 1025);
-  EXPECT_EQ(refused.capacity_bytes(), 4 * kKiB);
-  EXPECT_EQ(third, nullptr);
+  kernel_init(plan);
+  ResidentGrant first;
+  ResidentGrant second;
+  ASSERT_TRUE(context.reserve_resident({.pool_bytes = 1500}, &first).is_ok());
+  ASSERT_TRUE(context.reserve_resident({.pool_bytes = 500}, &second).is_ok());
+  EXPECT_EQ(static_cast<std::byte *>(second.pool) - static_cast<std::byte *>(first.pool), 2048);
+  ResidentGrant third;
+  expect_refusal(context.reserve_resident({.pool_bytes = 1025}, &third),
+                 GrowthPoint::kArenaRuntimePool, 3 * kKiB + 1025, 4 * kKiB);
   // A callable that needs a larger gm_heap is refused on gm_heap, before anything moves.
-  EXPECT_EQ(context.place_resident_image(kKernel, 8 * kKiB, 0, 100, &third).growth_point(),
-            GrowthPoint::kArenaGmHeap);
-  void *fits = nullptr;
-  ASSERT_TRUE(context.place_resident_image(kKernel, 0, 0, 1024, &fits).is_ok());
-  EXPECT_EQ(static_cast<std::byte *>(fits) - static_cast<std::byte *>(first), 3 * 1024);
+  EXPECT_EQ(
+      context.reserve_resident({.gm_heap = 8 * kKiB, .pool_bytes = 100}, &third).growth_point(),
+      GrowthPoint::kArenaGmHeap);
+  ResidentGrant fits;
+  ASSERT_TRUE(context.reserve_resident({.pool_bytes = 1024}, &fits).is_ok());
+  EXPECT_EQ(static_cast<std::byte *>(fits.pool) - static_cast<std::byte *>(first.pool), 3 * 1024);
   EXPECT_EQ(context.region_stats(GrowthPoint::kArenaRuntimePool).used, 4 * kKiB);
 }
 
+TEST_F(DeviceContextTest, AFailedResidentPlacementKeepsTheFrozenCapacity) {
+  context.enable_profiling();
+  rrt_capacity_plan_t plan{};
+  plan.runtime_pool_bytes = 4 * kKiB;
+  kernel_init(plan);
+  // The collectors take their first allocation with the first placement; make it fail.
+  rig.faults.fail_nth_allocation(1);
+  ResidentGrant grant;
+  EXPECT_EQ(context.reserve_resident({.pool_bytes = 2048, .profile_tasks = 4}, &grant).code(),
+            RRT_ERR_OUT_OF_MEMORY);
+  rig.faults.clear_faults();
+  EXPECT_EQ(context.region_stats(GrowthPoint::kArenaRuntimePool).used, 0u);
+  ResidentGrant a;
+  ResidentGrant b;
+  ASSERT_TRUE(context.reserve_resident({.pool_bytes = 2048, .profile_tasks = 4}, &a).is_ok());
+  ASSERT_TRUE(context.reserve_resident({.pool_bytes = 2048, .profile_tasks = 4}, &b).is_ok());
+  // Giving the last placement back (its upload failed) restores the pool's use.
+  context.return_resident(b);
+  EXPECT_EQ(context.region_stats(GrowthPoint::kArenaRuntimePool).used, 2048u);
+}
+
+// Program mode: the PREPARED_INCOMPATIBLE decision and the collectors' rebuild happen in one
+// critical section, so a run can never free collectors the other slot's run was given.
+TEST_F(DeviceContextTest, ARebuildOfCollectorsTheOtherSlotUsesIsIncompatible) {
+  context.enable_profiling();
+  ASSERT_TRUE(context.latch().latch(ExecutionMode::kProgram).is_ok());
+  int a = -1;
+  int b = -1;
+  ASSERT_TRUE(context.claim_slot(&a).is_ok());
+  ASSERT_TRUE(context.claim_slot(&b).is_ok());
+  SlotRequest small;
+  small.profile_tasks = 2;
+  SlotGrant held;
+  ASSERT_TRUE(context.slot(a).reserve(small, &held).is_ok());
+  SlotRequest large;
+  large.profile_tasks = 9;
+  SlotGrant grant;
+  EXPECT_EQ(context.slot(b).reserve(large, &grant).code(), RRT_ERR_PREPARED_INCOMPATIBLE);
+  EXPECT_TRUE(rig.device.find_allocation(held.timings).has_value());
+  EXPECT_EQ(grant.timings, nullptr);
+  // Once the other slot is free the rebuild goes ahead.
+  context.release_slot(a);
+  ASSERT_TRUE(context.slot(b).reserve(large, &grant).is_ok());
+  EXPECT_NE(grant.timings, nullptr);
+}
+
+TEST_F(DeviceContextTest, EveryBlockTheContextCreatedIsEnumerated) {
+  std::vector<GrowthPoint> points;
+  context.for_each_block([&](const GuardedBlock &block) { points.push_back(block.point()); });
+  // Per slot: three bank regions, retained staging, definitions, host staging; then the two
+  // profiling blocks.
+  EXPECT_EQ(points.size(), std::size_t{DeviceContext::kPipelineDepth} * 6 + 2);
+}
+
 TEST_F(DeviceContextTest, ReleaseAllFreesEverything) {
-  ASSERT_TRUE(
-      context.setup_static_arena(kProgram, 0, BankRequest{4 * kKiB, 4 * kKiB, 4 * kKiB}).is_ok());
-  ASSERT_TRUE(context.retained_begin(kProgram, 1, kKiB).is_ok());
+  SlotGrant grant;
+  SlotRequest request = bank_request({4 * kKiB, 4 * kKiB, 4 * kKiB});
+  request.staging_bytes = kKiB;
+  ASSERT_TRUE(context.slot(1).reserve(request, &grant).is_ok());
   context.release_all();
   EXPECT_EQ(context.counters().live_bytes.load(), 0u);
   EXPECT_EQ(rig.counters().live_bytes, 0u);
   EXPECT_EQ(context.counters().device_alloc_calls.load(),
             context.counters().device_free_calls.load());
-}
-
-TEST_F(DeviceContextTest, OutOfRangeSlotsAndBanksAreRejected) {
-  EXPECT_EQ(context.retained_begin(kProgram, 2, kKiB).code(), RRT_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(context.setup_static_arena(kProgram, -1, BankRequest{}).code(),
-            RRT_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(context.retained_acquire(5, 1), nullptr);
-  EXPECT_EQ(context.pooled_bases(9), BankBases{});
 }
 
 }  // namespace

@@ -6,25 +6,23 @@
 #include <gtest/gtest.h>
 
 #include "context/device_context.h"
+#include "context/launch_scope.h"
 #include "runtime/task_graph_image.h"
 #include "support/callable_builder.h"
-#include "support/counting_host_api.h"
+#include "support/counting_slot.h"
 #include "support/device_rig.h"
 
 namespace replayrt {
 namespace {
 
 using testing::CallableBuilder;
-using testing::counting_ops;
-using testing::CountingRunner;
+using testing::CountingSlot;
 using testing::f32;
 using testing::inter;
 using testing::param;
 
 class DeviceBuildBindTest : public ::testing::Test {
  protected:
-  DeviceBuildBindTest() { runner_.context = &context_; }
-
   void make_callable() {
     CallableBuilder b;
     b.param(f32({16})).param(f32({16}, RRT_DIR_INOUT)).param(f32({16}, RRT_DIR_OUT));
@@ -48,8 +46,7 @@ class DeviceBuildBindTest : public ::testing::Test {
   DeviceContext context_{rig_.faults};
   KernelRegistry kernels_;
   std::unique_ptr<const Callable> callable_;
-  CountingRunner runner_;
-  HostApiOps ops_ = counting_ops();
+  DeviceBuildBind strategy_;
   float in_[16] = {};
   float inout_[16] = {};
   float out_[16] = {};
@@ -61,8 +58,8 @@ TEST_F(DeviceBuildBindTest, StagesHostTensorsByDirectionAndPassesDeviceTensorsTh
   std::vector<rrt_tensor_arg_t> tensors = {
       {device_in, 64, RRT_SPACE_DEVICE}, {inout_, 64, RRT_SPACE_HOST}, {out_, 64, RRT_SPACE_HOST}};
   BoundRun bound;
-  const HostApi api(&ops_, &runner_, 0, 0, false);
-  ASSERT_TRUE(bind_device_build(api, request(tensors), &bound).is_ok());
+  CountingSlot slot(context_, 0);
+  ASSERT_TRUE(strategy_.bind(slot, request(tensors), &bound).is_ok());
   // INOUT: in and out; OUT: out only; DEVICE: nothing.
   ASSERT_EQ(bound.copies_in.size(), 1u);
   EXPECT_EQ(bound.copies_in[0].src, inout_);
@@ -83,16 +80,16 @@ TEST_F(DeviceBuildBindTest, ACacheHitMakesNoArenaCallAndNoUpload) {
   make_callable();
   std::vector<rrt_tensor_arg_t> tensors = {
       {in_, 64, RRT_SPACE_HOST}, {inout_, 64, RRT_SPACE_HOST}, {out_, 64, RRT_SPACE_HOST}};
-  const HostApi api(&ops_, &runner_, 1, 1, false);
+  CountingSlot slot(context_, 1);
   BoundRun first;
-  ASSERT_TRUE(bind_device_build(api, request(tensors), &first).is_ok());
-  EXPECT_EQ(runner_.arena_calls, 1);
-  EXPECT_EQ(runner_.uploads, 1);
+  ASSERT_TRUE(strategy_.bind(slot, request(tensors), &first).is_ok());
+  EXPECT_EQ(slot.bank_sizings, 1);
+  EXPECT_EQ(slot.uploads, 1);
   const std::uint64_t allocations = rig_.counters().allocation_calls;
   BoundRun second;
-  ASSERT_TRUE(bind_device_build(api, request(tensors), &second).is_ok());
-  EXPECT_EQ(runner_.arena_calls, 1);
-  EXPECT_EQ(runner_.uploads, 1);
+  ASSERT_TRUE(strategy_.bind(slot, request(tensors), &second).is_ok());
+  EXPECT_EQ(slot.bank_sizings, 1);
+  EXPECT_EQ(slot.uploads, 1);
   EXPECT_EQ(rig_.counters().allocation_calls, allocations);
   EXPECT_EQ(first.referenced, second.referenced);
 }
@@ -106,26 +103,24 @@ TEST_F(DeviceBuildBindTest, KernelModeBindsTheResidentImageWithoutArenaCallsOrUp
   plan.runtime_pool_bytes = 4096;
   plan.retained_staging_bytes = std::uint64_t{3} * 1024;
   ASSERT_TRUE(context_.commit_capacity_plan(plan, 0).is_ok());
-  void *image = nullptr;
-  ASSERT_TRUE(context_
-                  .place_resident_image(GrowthContext{ExecutionMode::kKernel, false}, 0, 0,
-                                        callable_->requirements().image, &image)
-                  .is_ok());
   std::vector<rrt_tensor_arg_t> tensors = {
       {in_, 64, RRT_SPACE_HOST}, {inout_, 64, RRT_SPACE_HOST}, {out_, 64, RRT_SPACE_HOST}};
   BindRequest r = request(tensors);
-  r.resident_image = image;
-  r.resident_scheduler = context_.pooled_bases(0).gm_sm;
-  r.resident_gm_heap = context_.pooled_bases(0).gm_heap;
-  const HostApi api(&ops_, &runner_, 0, 0, true);
+  ASSERT_TRUE(strategy_.place_resident(context_, *callable_, 0, 1, &r.resident).is_ok());
+  EXPECT_EQ(r.resident.scheduler, context_.slot(0).bank_bases().gm_sm);
+  EXPECT_EQ(r.resident.gm_heap, context_.slot(0).bank_bases().gm_heap);
+  CountingSlot slot(context_, 0);
   const MemoryCounters before = rig_.counters();
   BoundRun bound;
-  ASSERT_TRUE(bind_device_build(api, r, &bound).is_ok());
-  EXPECT_EQ(runner_.arena_calls, 0);
-  EXPECT_EQ(runner_.uploads, 0);
-  EXPECT_EQ(bound.referenced[0], image);
-  EXPECT_EQ(bound.referenced[1], r.resident_scheduler);
-  EXPECT_EQ(bound.referenced[2], r.resident_gm_heap);
+  {
+    const LaunchScope scope(context_);
+    ASSERT_TRUE(strategy_.bind(slot, r, &bound).is_ok());
+  }
+  EXPECT_EQ(slot.bank_sizings, 0);
+  EXPECT_EQ(slot.uploads, 0);
+  EXPECT_EQ(bound.referenced[0], r.resident.image);
+  EXPECT_EQ(bound.referenced[1], r.resident.scheduler);
+  EXPECT_EQ(bound.referenced[2], r.resident.gm_heap);
   EXPECT_EQ(rig_.counters().allocation_calls, before.allocation_calls);
   EXPECT_EQ(rig_.counters().free_calls, before.free_calls);
 }
@@ -140,11 +135,12 @@ TEST_F(DeviceBuildBindTest, KernelModeStagingBeyondThePlanIsRefusedBeforeAnythin
   std::vector<rrt_tensor_arg_t> tensors = {
       {in_, 64, RRT_SPACE_HOST}, {inout_, 64, RRT_SPACE_HOST}, {out_, 64, RRT_SPACE_HOST}};
   BindRequest r = request(tensors);
-  r.resident_image = this;  // never dereferenced: the refusal comes first
-  const HostApi api(&ops_, &runner_, 0, 0, true);
+  r.resident.image = this;  // never dereferenced: the refusal comes first
+  CountingSlot slot(context_, 0);
   const MemoryCounters before = rig_.counters();
   BoundRun bound;
-  const Status refused = bind_device_build(api, r, &bound);
+  const LaunchScope scope(context_);
+  const Status refused = strategy_.bind(slot, r, &bound);
   EXPECT_EQ(refused.code(), RRT_ERR_INTERNAL);
   EXPECT_EQ(refused.growth_point(), GrowthPoint::kRetainedStaging);
   EXPECT_EQ(refused.requested_bytes(), 3 * 1024u);

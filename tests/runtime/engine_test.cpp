@@ -1,7 +1,10 @@
 // White-box tests of the engine over a counted (and fault-injectable) simulated device.
 #include "runtime/engine.h"
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -160,21 +163,26 @@ TEST_F(EngineTest, StagingThatWasNeverPlannedIsALaunchAllocationRefusal) {
   EXPECT_EQ(engine_->context().counters().refusals[RRT_GROWTH_LAUNCH_ALLOCATION].load(), 1u);
 }
 
-TEST_F(EngineTest, AFailureAfterTheKernelLatchPoisonsTheContext) {
-  faults_->fail_nth_allocation(2);
-  const Status failed = kernel_init(*engine_, plan_for(256, 1024));
-  EXPECT_EQ(failed.code(), RRT_ERR_OUT_OF_MEMORY);
+TEST_F(EngineTest, AFailedKernelInitLeavesNothingAllocatedAndTheEngineReusable) {
+  const rrt_kernel_config_t config = plan_for(256, 1024);
+  for (std::uint64_t n = 1; n <= 5; ++n) {
+    SCOPED_TRACE(n);
+    faults_->fail_nth_allocation(n);
+    const Status failed = kernel_init(*engine_, config);
+    faults_->clear_faults();
+    if (failed.is_ok()) {
+      EXPECT_EQ(n, 5u) << "the plan commits four regions";
+      break;
+    }
+    EXPECT_EQ(failed.code(), RRT_ERR_OUT_OF_MEMORY);
+    EXPECT_FALSE(engine_->context().latch().is_latched());
+    EXPECT_EQ(engine_->context().counters().live_bytes.load(), 0u);
+    EXPECT_EQ(sim_.memory_counters().live_bytes, 0u);
+    EXPECT_EQ(engine_->check_ready().code(), RRT_ERR_INVALID_STATE);
+  }
   EXPECT_TRUE(engine_->context().latch().is_kernel());
-  EXPECT_EQ(engine_->check_ready().code(), RRT_ERR_INVALID_STATE);
-  EXPECT_EQ(engine_->check_not_poisoned().code(), RRT_ERR_INVALID_STATE);
-  std::int32_t id = -1;
-  CallableBuilder b;
-  b.param(f32({4}, RRT_DIR_INOUT)).task(testing::kFill, {param(0), imm_f32(0.0F)});
-  EXPECT_EQ(engine_->prepare_callable(b.desc(), &id).code(), RRT_ERR_INVALID_STATE);
-  EXPECT_EQ(kernel_init(*engine_, plan_for(256, 1024)).code(), RRT_ERR_INVALID_STATE);
-  EXPECT_EQ(engine_->program_init().code(), RRT_ERR_INVALID_STATE);
-  EXPECT_TRUE(engine_->finalize().is_ok());
-  EXPECT_EQ(engine_->context().counters().live_bytes.load(), 0u);
+  EXPECT_TRUE(engine_->check_ready().is_ok());
+  EXPECT_GE(prepare_doubling(256), 0);
 }
 
 TEST_F(EngineTest, ARejectedKernelInitLeavesAReusableContext) {
@@ -247,6 +255,141 @@ TEST_F(EngineTest, TwoPipelineSlotsHoldRunsAtOnceAndAThirdPrepareIsRefused) {
   EXPECT_FLOAT_EQ(out_b[0], 15.0F);
   ASSERT_TRUE(engine_->run_prepare(id, RunArgsView{a, {}}, &third).is_ok());
   ASSERT_TRUE(engine_->run_finalize(*third).is_ok());
+}
+
+// Two callables of each bind alternating in program mode with DEVICE tensors: once every
+// block holds both, a run allocates and moves nothing.
+TEST_F(EngineTest, AlternatingCallablesSettleWithoutAllocationsInBothBinds) {
+  ASSERT_TRUE(engine_->program_init().is_ok());
+  std::vector<std::int32_t> ids;
+  for (const rrt_bind_strategy_t bind : {RRT_BIND_DEVICE_BUILD, RRT_BIND_HOST_BUILD}) {
+    for (const std::uint64_t n : {std::uint64_t{64}, std::uint64_t{512}}) {
+      CallableBuilder b(bind);
+      b.param(f32({n})).param(f32({n}, RRT_DIR_OUT)).intermediate(f32({n}));
+      b.task(testing::kScale, {param(0), inter(0), imm_f32(2.0F)});
+      b.task(testing::kAdd, {inter(0), param(0), param(1)});
+      std::int32_t id = -1;
+      ASSERT_TRUE(engine_->prepare_callable(b.desc(), &id).is_ok());
+      ids.push_back(id);
+    }
+  }
+  void *in = sim_.allocate(512 * 4);
+  void *out = sim_.allocate(512 * 4);
+  auto run = [&](std::int32_t id, std::uint64_t n) {
+    const std::vector<rrt_tensor_arg_t> tensors = {{in, n * 4, RRT_SPACE_DEVICE},
+                                                   {out, n * 4, RRT_SPACE_DEVICE}};
+    std::unique_ptr<ProgramRun> program_run;
+    ASSERT_TRUE(engine_->run_prepare(id, RunArgsView{tensors, {}}, &program_run).is_ok());
+    ASSERT_TRUE(engine_->run_launch(*program_run, nullptr).is_ok());
+    ASSERT_TRUE(engine_->run_finalize(*program_run).is_ok());
+  };
+  auto alternate = [&](int rounds) {
+    for (int round = 0; round < rounds; ++round) {
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        run(ids[i], i % 2 == 0 ? 64 : 512);
+      }
+    }
+  };
+  alternate(3);
+  const std::uint64_t allocations = engine_->context().counters().device_alloc_calls.load();
+  const std::uint64_t moves =
+      engine_->context().region_stats(GrowthPoint::kGraphDefinition).base_changes;
+  alternate(25);
+  EXPECT_EQ(engine_->context().counters().device_alloc_calls.load(), allocations);
+  EXPECT_EQ(engine_->context().region_stats(GrowthPoint::kGraphDefinition).base_changes, moves);
+  ASSERT_TRUE(sim_.free(in).is_ok());
+  ASSERT_TRUE(sim_.free(out).is_ok());
+}
+
+// A Device that forwards to a SimDevice, except that an armed allocate() blocks until the
+// test releases it: a public call can be held in progress at a known point.
+class GatedDevice final : public Device {
+ public:
+  explicit GatedDevice(Device &inner) : inner_(inner) {}
+
+  void arm() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    armed_ = true;
+  }
+  void wait_until_blocked() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return blocked_; });
+  }
+  void release() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    armed_ = false;
+    changed_.notify_all();
+  }
+
+  void *allocate(std::size_t bytes) override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (armed_) {
+      blocked_ = true;
+      changed_.notify_all();
+      changed_.wait(lock, [&] { return !armed_; });
+    }
+    lock.unlock();
+    return inner_.allocate(bytes);
+  }
+  Status free(void *ptr) override { return inner_.free(ptr); }
+  Status copy_host_to_device(void *dst, const void *src, std::size_t bytes) override {
+    return inner_.copy_host_to_device(dst, src, bytes);
+  }
+  Status copy_device_to_host(void *dst, const void *src, std::size_t bytes) override {
+    return inner_.copy_device_to_host(dst, src, bytes);
+  }
+  Status copy_device_to_device(void *dst, const void *src, std::size_t bytes) override {
+    return inner_.copy_device_to_device(dst, src, bytes);
+  }
+  Status memset(void *dst, int value, std::size_t bytes) override {
+    return inner_.memset(dst, value, bytes);
+  }
+  std::optional<AllocationInfo> find_allocation(const void *address) const override {
+    return inner_.find_allocation(address);
+  }
+  MemoryCounters memory_counters() const override { return inner_.memory_counters(); }
+  Status create_stream(std::unique_ptr<Stream> *out) override { return inner_.create_stream(out); }
+  Status create_event(std::unique_ptr<Event> *out) override { return inner_.create_event(out); }
+
+ private:
+  Device &inner_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool armed_ = false;
+  bool blocked_ = false;
+};
+
+TEST(EngineFinalizeTest, FinalizeWhileACallIsInProgressIsInvalidStateAndChangesNothing) {
+  sim::SimDevice sim;
+  auto device = std::make_unique<GatedDevice>(sim);
+  GatedDevice &gate = *device;
+  std::unique_ptr<Engine> engine;
+  ASSERT_TRUE(Engine::create(std::move(device), 1, &engine).is_ok());
+  ASSERT_TRUE(engine->program_init().is_ok());
+  CallableBuilder b;
+  b.param(f32({64})).param(f32({64}, RRT_DIR_OUT));
+  b.task(testing::kCopy, {param(0), param(1)});
+  std::int32_t id = -1;
+  ASSERT_TRUE(engine->prepare_callable(b.desc(), &id).is_ok());
+  std::vector<float> in(64, 1.0F);
+  std::vector<float> out(64, 0.0F);
+  const std::vector<rrt_tensor_arg_t> tensors = {{in.data(), 256, RRT_SPACE_HOST},
+                                                 {out.data(), 256, RRT_SPACE_HOST}};
+  // The run's first bind allocates; hold it there.
+  gate.arm();
+  Status prepared;
+  std::unique_ptr<ProgramRun> run;
+  std::thread preparer([&] { prepared = engine->run_prepare(id, RunArgsView{tensors, {}}, &run); });
+  gate.wait_until_blocked();
+  EXPECT_EQ(engine->finalize().code(), RRT_ERR_INVALID_STATE);
+  EXPECT_TRUE(engine->check_ready().is_ok());
+  gate.release();
+  preparer.join();
+  ASSERT_TRUE(prepared.is_ok()) << prepared.message();
+  ASSERT_TRUE(engine->run_launch(*run, nullptr).is_ok());
+  ASSERT_TRUE(engine->run_finalize(*run).is_ok());
+  EXPECT_FLOAT_EQ(out[63], 1.0F);
+  EXPECT_TRUE(engine->finalize().is_ok());
 }
 
 }  // namespace

@@ -119,7 +119,7 @@ class Fixture {
   Snapshot snapshot() {
     Snapshot s;
     s.device = device_->memory_counters();
-    s.bases = engine_->context().pooled_bases(0);
+    s.bases = engine_->context().slot(0).bank_bases();
     for (const GrowthPointInfo &info : growth_point_registry()) {
       const RegionStats stats = engine_->context().region_stats(info.point);
       s.regions.insert(s.regions.end(), {stats.capacity, stats.used, stats.base_changes});
@@ -245,6 +245,29 @@ TEST(GrowthPointRegistryTest, EveryGrowthPointRefusesInKernelModeWithoutSideEffe
     EXPECT_EQ(fixture.engine().context().counters().refusals[growth_point_index(info.point)].load(),
               refusals_before + 1);
     fixture.expect_graphs_replay_correctly(100.0F);
+  }
+}
+
+// The blocks of a real kernel-mode context, not a list of names: every block the context
+// created has a refusal scenario above, and every growth point but launch_allocation (the
+// allocator's backstop, which guards every block) is the growth point of at least one block.
+TEST(GrowthPointRegistryTest, EveryLiveBlockHasAScenarioAndEveryGrowthPointABlock) {
+  Fixture fixture(keep_plan);
+  std::map<GrowthPoint, int> blocks;
+  fixture.engine().context().for_each_block(
+      [&](const GuardedBlock &block) { ++blocks[block.point()]; });
+  ASSERT_FALSE(blocks.empty());
+  for (const auto &[point, count] : blocks) {
+    EXPECT_NE(scenarios().find(point), scenarios().end())
+        << count << " block(s) of growth point " << growth_point_name(point)
+        << " have no kernel-mode refusal scenario";
+  }
+  for (const GrowthPointInfo &info : growth_point_registry()) {
+    if (info.point == GrowthPoint::kNone || info.point == GrowthPoint::kLaunchAllocation) {
+      continue;
+    }
+    EXPECT_NE(blocks.find(info.point), blocks.end())
+        << "growth point " << info.name << " has no block in a live context";
   }
 }
 

@@ -6,17 +6,17 @@
 #include <gtest/gtest.h>
 
 #include "context/device_context.h"
+#include "context/launch_scope.h"
 #include "runtime/task_graph_image.h"
 #include "support/callable_builder.h"
-#include "support/counting_host_api.h"
+#include "support/counting_slot.h"
 #include "support/device_rig.h"
 
 namespace replayrt {
 namespace {
 
 using testing::CallableBuilder;
-using testing::counting_ops;
-using testing::CountingRunner;
+using testing::CountingSlot;
 using testing::f32;
 using testing::imm_f32;
 using testing::inter;
@@ -24,8 +24,6 @@ using testing::param;
 
 class HostBuildBindTest : public ::testing::Test {
  protected:
-  HostBuildBindTest() { runner_.context = &context_; }
-
   std::unique_ptr<const Callable> make(std::uint64_t n) {
     CallableBuilder b(RRT_BIND_HOST_BUILD);
     b.param(f32({n})).param(f32({n}, RRT_DIR_OUT)).intermediate(f32({n}));
@@ -36,25 +34,28 @@ class HostBuildBindTest : public ::testing::Test {
     return callable;
   }
 
-  Status bind(const Callable &callable, std::uint64_t generation, int slot, bool in_launch,
-              std::vector<rrt_tensor_arg_t> &tensors, BoundRun *out,
-              const void *resident_image = nullptr, const void *resident_scheduler = nullptr) {
+  Status bind(const Callable &callable, std::uint64_t generation, CountingSlot &slot,
+              bool in_launch, std::vector<rrt_tensor_arg_t> &tensors, BoundRun *out,
+              ResidentPlacement resident = {}) {
     BindRequest request;
     request.callable = &callable;
     request.callable_id = 0;
     request.generation = generation;
     request.args = RunArgsView{tensors, {}};
-    request.resident_image = resident_image;
-    request.resident_scheduler = resident_scheduler;
-    const HostApi api(&ops_, &runner_, slot, slot, in_launch);
-    return bind_host_build(api, request, out);
+    request.resident = resident;
+    if (!in_launch) {
+      return strategy_.bind(slot, request, out);
+    }
+    const LaunchScope scope(context_);
+    return strategy_.bind(slot, request, out);
   }
 
   testing::DeviceRig rig_;
   DeviceContext context_{rig_.faults};
   KernelRegistry kernels_;
-  CountingRunner runner_;
-  HostApiOps ops_ = counting_ops();
+  HostBuildBind strategy_;
+  CountingSlot slot0_{context_, 0};
+  CountingSlot slot1_{context_, 1};
   std::vector<float> in_ = std::vector<float>(64, 1.0F);
   std::vector<float> out_ = std::vector<float>(64, 0.0F);
 };
@@ -66,45 +67,78 @@ TEST_F(HostBuildBindTest, SizesTheRuntimePoolOnceAndUploadsTheDefinitionOncePerK
   std::vector<rrt_tensor_arg_t> tensors = {{in_.data(), 256, RRT_SPACE_HOST},
                                            {out_.data(), 256, RRT_SPACE_HOST}};
   BoundRun first;
-  ASSERT_TRUE(bind(*callable, 1, 0, false, tensors, &first).is_ok());
-  EXPECT_EQ(runner_.arena_calls, 1);
-  EXPECT_EQ(runner_.uploads, 2);  // the scheduler seed, the definition
-  EXPECT_EQ(context_.pooled_sizes(0).runtime_pool, host_build_pool_bytes(*callable));
-  context_.end_host_staging(0);
+  ASSERT_TRUE(bind(*callable, 1, slot0_, false, tensors, &first).is_ok());
+  EXPECT_EQ(slot0_.bank_sizings, 1);
+  EXPECT_EQ(slot0_.uploads, 2);  // the scheduler seed, the definition
+  EXPECT_EQ(context_.slot(0).bank_capacities().runtime_pool,
+            strategy_.footprint(*callable).runtime_pool);
 
   BoundRun second;
-  ASSERT_TRUE(bind(*callable, 1, 0, false, tensors, &second).is_ok());
-  EXPECT_EQ(runner_.arena_calls, 1);
-  EXPECT_EQ(runner_.uploads, 2);
+  ASSERT_TRUE(bind(*callable, 1, slot0_, false, tensors, &second).is_ok());
+  EXPECT_EQ(slot0_.bank_sizings, 1);
   EXPECT_EQ(first.referenced[0], second.referenced[0]);  // the same definition
-  context_.end_host_staging(0);
+  const std::uint64_t uploads = slot0_.uploads;
+  BoundRun third;
+  ASSERT_TRUE(bind(*callable, 1, slot0_, false, tensors, &third).is_ok());
+  EXPECT_EQ(slot0_.uploads, uploads);
 }
 
-TEST_F(HostBuildBindTest, ProgramModeStagesEveryHostTensorFreshAndFreesItWhenTheRunEnds) {
+TEST_F(HostBuildBindTest, TwoCallablesAlternatingSettleIntoASteadyStateWithoutAllocations) {
+  const auto a = make(64);
+  const auto b = make(128);
+  std::vector<rrt_tensor_arg_t> small = {{in_.data(), 256, RRT_SPACE_HOST},
+                                         {out_.data(), 256, RRT_SPACE_HOST}};
+  std::vector<float> big_in(128, 1.0F);
+  std::vector<float> big_out(128, 0.0F);
+  std::vector<rrt_tensor_arg_t> big = {{big_in.data(), 512, RRT_SPACE_HOST},
+                                       {big_out.data(), 512, RRT_SPACE_HOST}};
+  BoundRun bound;
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(bind(*a, 1, slot0_, false, small, &bound).is_ok());
+    ASSERT_TRUE(bind(*b, 2, slot0_, false, big, &bound).is_ok());
+  }
+  const MemoryCounters settled = rig_.counters();
+  const std::uint64_t moves = context_.region_stats(GrowthPoint::kGraphDefinition).base_changes;
+  for (int round = 0; round < 50; ++round) {
+    ASSERT_TRUE(bind(*a, 1, slot0_, false, small, &bound).is_ok());
+    ASSERT_TRUE(bind(*b, 2, slot0_, false, big, &bound).is_ok());
+  }
+  EXPECT_EQ(rig_.counters().allocation_calls, settled.allocation_calls);
+  EXPECT_EQ(rig_.counters().free_calls, settled.free_calls);
+  EXPECT_EQ(context_.region_stats(GrowthPoint::kGraphDefinition).base_changes, moves);
+}
+
+TEST_F(HostBuildBindTest, ProgramModeStagesHostTensorsInTheSlotsKeptHostStaging) {
   const auto callable = make(64);
   std::vector<rrt_tensor_arg_t> tensors = {{in_.data(), 256, RRT_SPACE_HOST},
                                            {out_.data(), 256, RRT_SPACE_HOST}};
   BoundRun bound;
-  ASSERT_TRUE(bind(*callable, 1, 1, false, tensors, &bound).is_ok());
+  ASSERT_TRUE(bind(*callable, 1, slot1_, false, tensors, &bound).is_ok());
   ASSERT_EQ(bound.copies_in.size(), 1u);
   ASSERT_EQ(bound.copies_out.size(), 1u);
   EXPECT_EQ(bound.copies_in[0].src, in_.data());
   EXPECT_EQ(bound.copies_out[0].dst, out_.data());
-  const std::uint64_t live_during_run = rig_.counters().live_bytes;
-  context_.end_host_staging(1);
-  EXPECT_EQ(rig_.counters().live_bytes, live_during_run - std::uint64_t{2} * 1024);
-  EXPECT_FALSE(rig_.device.find_allocation(bound.copies_in[0].dst).has_value());
+  EXPECT_EQ(context_.region_stats(GrowthPoint::kHostStaging).capacity, 2048u);
+  const MemoryCounters before = rig_.counters();
+  BoundRun again;
+  ASSERT_TRUE(bind(*callable, 1, slot1_, false, tensors, &again).is_ok());
+  EXPECT_EQ(again.copies_in[0].dst, bound.copies_in[0].dst);
+  EXPECT_EQ(rig_.counters().allocation_calls, before.allocation_calls);
 }
 
 TEST_F(HostBuildBindTest, AFailedStagingAllocationLeavesNothingBehind) {
   const auto callable = make(64);
   std::vector<rrt_tensor_arg_t> tensors = {{in_.data(), 256, RRT_SPACE_HOST},
                                            {out_.data(), 256, RRT_SPACE_HOST}};
-  rig_.faults.fail_nth_allocation(2);
-  BoundRun bound;
-  EXPECT_EQ(bind(*callable, 1, 0, false, tensors, &bound).code(), RRT_ERR_OUT_OF_MEMORY);
-  context_.end_host_staging(0);
-  EXPECT_EQ(rig_.counters().live_bytes, 0u);
+  for (int n = 1; n <= 4; ++n) {
+    SCOPED_TRACE(n);
+    rig_.faults.fail_nth_allocation(n);
+    BoundRun bound;
+    EXPECT_EQ(bind(*callable, 1, slot0_, false, tensors, &bound).code(), RRT_ERR_OUT_OF_MEMORY);
+    EXPECT_EQ(rig_.counters().live_bytes, 0u);
+    EXPECT_EQ(context_.slot(0).bank_bases(), BankBases{});
+    rig_.faults.clear_faults();
+  }
 }
 
 TEST_F(HostBuildBindTest, KernelModeBindsTheResidentDefinitionWithoutArenaCallsOrAllocation) {
@@ -113,25 +147,18 @@ TEST_F(HostBuildBindTest, KernelModeBindsTheResidentDefinitionWithoutArenaCallsO
   rrt_capacity_plan_t plan{};
   plan.host_staging_bytes = std::uint64_t{2} * 1024;
   ASSERT_TRUE(context_.commit_capacity_plan(plan, 0).is_ok());
-  void *pool = nullptr;
-  GraphDefinitionStore::Placement definition;
-  ASSERT_TRUE(context_
-                  .place_host_build(GrowthContext{ExecutionMode::kKernel, false},
-                                    callable->requirements().gm_heap,
-                                    host_build_pool_bytes(*callable), 42,
-                                    callable->requirements().image, &pool, &definition)
-                  .is_ok());
+  ResidentPlacement resident;
+  ASSERT_TRUE(strategy_.place_resident(context_, *callable, 0, 1, &resident).is_ok());
   std::vector<rrt_tensor_arg_t> tensors = {{in_.data(), 256, RRT_SPACE_HOST},
                                            {out_.data(), 256, RRT_SPACE_HOST}};
   const MemoryCounters before = rig_.counters();
   BoundRun bound;
-  ASSERT_TRUE(bind(*callable, 1, 0, true, tensors, &bound, definition.address, pool).is_ok());
-  EXPECT_EQ(runner_.arena_calls, 0);
-  EXPECT_EQ(runner_.uploads, 0);
-  EXPECT_EQ(bound.referenced[0], definition.address);
-  EXPECT_EQ(bound.referenced[1], pool);
+  ASSERT_TRUE(bind(*callable, 1, slot0_, true, tensors, &bound, resident).is_ok());
+  EXPECT_EQ(slot0_.bank_sizings, 0);
+  EXPECT_EQ(slot0_.uploads, 0);
+  EXPECT_EQ(bound.referenced[0], resident.image);
+  EXPECT_EQ(bound.referenced[1], resident.scheduler);
   EXPECT_EQ(rig_.counters().allocation_calls, before.allocation_calls);
-  context_.end_host_staging(0);
   EXPECT_EQ(rig_.counters().free_calls, before.free_calls);
 }
 
@@ -145,7 +172,8 @@ TEST_F(HostBuildBindTest, KernelModeStagingBeyondThePlanIsRefusedBeforeAnythingM
                                            {out_.data(), 256, RRT_SPACE_HOST}};
   const MemoryCounters before = rig_.counters();
   BoundRun bound;
-  const Status refused = bind(*callable, 1, 0, true, tensors, &bound, this, this);
+  const Status refused =
+      bind(*callable, 1, slot0_, true, tensors, &bound, ResidentPlacement{this, this, this});
   EXPECT_EQ(refused.growth_point(), GrowthPoint::kHostStaging);
   EXPECT_EQ(refused.requested_bytes(), 2048u);
   EXPECT_EQ(refused.capacity_bytes(), 1024u);
@@ -160,7 +188,8 @@ TEST_F(HostBuildBindTest, KernelModeStagingThatWasNeverPlannedIsALaunchAllocatio
   std::vector<rrt_tensor_arg_t> tensors = {{in_.data(), 256, RRT_SPACE_HOST},
                                            {out_.data(), 256, RRT_SPACE_HOST}};
   BoundRun bound;
-  const Status refused = bind(*callable, 1, 0, true, tensors, &bound, this, this);
+  const Status refused =
+      bind(*callable, 1, slot0_, true, tensors, &bound, ResidentPlacement{this, this, this});
   EXPECT_EQ(refused.growth_point(), GrowthPoint::kLaunchAllocation);
   EXPECT_EQ(rig_.counters().allocation_calls, 0u);
 }

@@ -1,7 +1,6 @@
-// A simulated device wrapped in a fault injector, and the allocator memory objects take.
+// A simulated device wrapped in a fault injector.
 #pragma once
 
-#include "memory/device_allocator.h"
 #include "platform/fault_injecting_device.h"
 #include "platform/sim/sim_device.h"
 
@@ -13,7 +12,6 @@ struct DeviceRig {
 
   sim::SimDevice device;
   FaultInjectingDevice faults{device};
-  DeviceAllocator allocator = device_allocator(faults);
 
   MemoryCounters counters() const { return device.memory_counters(); }
 };

@@ -6,8 +6,8 @@
 #include <cstddef>
 
 #include "common/status.h"
-#include "memory/dfx_collectors.h"
 #include "platform/device.h"
+#include "platform/launch/profile_records.h"
 #include "runtime/device/worker_pool.h"
 #include "runtime/kernel_registry.h"
 

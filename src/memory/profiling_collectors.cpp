@@ -1,0 +1,75 @@
+#include "memory/profiling_collectors.h"
+
+namespace replayrt {
+
+ProfilingCollectors::ProfilingCollectors(BlockHost &host, int areas) noexcept
+    : areas_(areas),
+      timings_(host, GrowthPoint::kDfxCollectors),
+      wall_(host, GrowthPoint::kDfxCollectors),
+      host_(host) {}
+
+std::uint64_t ProfilingCollectors::timing_bytes(std::uint32_t tasks) const noexcept {
+  return std::uint64_t{tasks} * static_cast<std::uint64_t>(areas_) * sizeof(TaskTiming);
+}
+
+std::uint64_t ProfilingCollectors::wall_bytes() const noexcept {
+  return static_cast<std::uint64_t>(areas_) * sizeof(LaunchRecord);
+}
+
+Status ProfilingCollectors::plan(BlockTransaction &txn, std::uint32_t tasks) {
+  if (tasks == 0) {
+    return Status::ok();
+  }
+  RRT_RETURN_IF_ERROR(txn.add(timings_, timing_bytes(tasks)));
+  return txn.add(wall_, wall_bytes());
+}
+
+Status ProfilingCollectors::settle() {
+  if (timings_.base() != zeroed_timings_) {
+    RRT_RETURN_IF_ERROR(host_.zero(timings_.base(), timings_.capacity()));
+    zeroed_timings_ = timings_.base();
+    shape_ = static_cast<std::uint32_t>(timings_.capacity() /
+                                        (static_cast<std::uint64_t>(areas_) * sizeof(TaskTiming)));
+  }
+  if (wall_.base() != zeroed_wall_) {
+    RRT_RETURN_IF_ERROR(host_.zero(wall_.base(), wall_.capacity()));
+    zeroed_wall_ = wall_.base();
+  }
+  return Status::ok();
+}
+
+Status ProfilingCollectors::preflight(std::uint32_t tasks) const {
+  if (tasks == 0) {
+    return Status::ok();
+  }
+  RRT_RETURN_IF_ERROR(timings_.preflight(timing_bytes(tasks)));
+  return wall_.preflight(wall_bytes());
+}
+
+bool ProfilingCollectors::would_rebuild(std::uint32_t tasks) const noexcept {
+  return timings_.is_published() && timing_bytes(tasks) > timings_.capacity();
+}
+
+TaskTiming *ProfilingCollectors::timings(int area) const noexcept {
+  if (timings_.base() == nullptr || area < 0 || area >= areas_) {
+    return nullptr;
+  }
+  return static_cast<TaskTiming *>(timings_.base()) + static_cast<std::size_t>(area) * shape_;
+}
+
+LaunchRecord *ProfilingCollectors::wall(int area) const noexcept {
+  if (wall_.base() == nullptr || area < 0 || area >= areas_) {
+    return nullptr;
+  }
+  return static_cast<LaunchRecord *>(wall_.base()) + area;
+}
+
+void ProfilingCollectors::release() noexcept {
+  timings_.release();
+  wall_.release();
+  shape_ = 0;
+  zeroed_timings_ = nullptr;
+  zeroed_wall_ = nullptr;
+}
+
+}  // namespace replayrt
