@@ -158,7 +158,10 @@ RRT_API rrt_status_t rrt_kernel_init(rrt_context_t ctx, const rrt_kernel_config_
 RRT_API rrt_status_t rrt_context_mode(rrt_context_t ctx, rrt_mode_t *mode, int *latched);
 /* Waits for the context's work, then releases every context-owned device buffer, prepared
    callable and pending run. Requires that no graph captured from this context is replayed
-   afterwards. The mode stays latched; a program context may be initialized again. */
+   afterwards. The mode stays latched; a program context may be initialized again.
+   Finalize must not race with other calls on the context: one that finds a launch, replay,
+   run or prepare in progress on another thread returns RRT_ERR_INVALID_STATE and changes
+   nothing. */
 RRT_API rrt_status_t rrt_context_finalize(rrt_context_t ctx);
 /* RRT_ERR_INVALID_STATE while graphs, streams, events or runs created from it are alive.
    Finalizes first if needed. */

@@ -30,8 +30,9 @@ struct GrowthPointInfo {
   const char *buffer;    // what the growth would re-base
 };
 
-// Every growth point, in id order. A new growth point is added here and nowhere else; the
-// registry test then demands a kernel-mode refusal scenario for it.
+// Every growth point, in id order. A new growth point also needs its rrt_growth_point_t
+// value, a block the context creates with it, and a kernel-mode refusal scenario in the
+// registry test, which fails until both the block and the scenario exist.
 std::span<const GrowthPointInfo> growth_point_registry() noexcept;
 
 // "gm_heap", "retained_staging", ...; "none" for kNone and unknown values.
