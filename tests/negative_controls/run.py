@@ -1,26 +1,36 @@
 #!/usr/bin/env python3
-"""Negative controls: each patch here re-introduces one defect a guard exists to prevent.
+"""Negative controls: each control here re-introduces one defect a guard exists to prevent.
 
-For every `*.patch` in this folder the runner applies the patch to a scratch copy of the
-tree, rebuilds only the test binaries the patch names, and runs the named tests. A control
-passes only if every named test now fails. Before any patch, the same tests must pass on the
-unpatched tree, and a patch that no longer applies fails the run. One scratch build folder is
-reused, so each control rebuilds only what its patch touches.
+A control is a `NN-name.control` file: a header naming the defect and the tests that must
+fail with it, then one or more anchored edits. The runner copies the tree to a scratch
+folder, checks that every named test passes there unedited, then for each control applies
+its edits, rebuilds only the test binaries it names, and requires every named test to fail
+(a crash or a hang counts as failing). One scratch build folder is reused, so each control
+rebuilds only what its edits touch. `--check-anchors` only checks that every anchor occurs
+exactly once in the current tree, without building anything.
 
-Patch header (the text before the first `diff`):
+File format (README.md in this folder has an example):
     Control: <one line saying which defect it re-introduces>
     Must-fail: <test executable> <Suite.Test> ...   (one or more lines; gtest names)
+    @@ edit <path relative to the repository root>
+    @@ anchor
+    <lines that occur exactly once in the file, at the start of a line>
+    @@ replacement
+    <the lines that take their place; none deletes the anchor>
+    @@ end
+Blank lines and lines starting with `#` outside edit blocks are ignored. Edits apply in
+order; a later edit's anchor is looked up in the file as the earlier edits left it.
 """
 import argparse
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+SUFFIX = ".control"
+TEST_TIMEOUT_S = 300
 
 
 def log(message):
@@ -39,23 +49,96 @@ def run(cmd, cwd=None, quiet=False, timeout=None):
     return result
 
 
+class ControlError(Exception):
+    """A control file that cannot be read, or an edit whose anchor does not match once."""
+
+
+class Edit:
+    def __init__(self, path, anchor, replacement, line):
+        self.path = path
+        self.anchor = anchor
+        self.replacement = replacement
+        self.line = line  # where the edit block starts in the control file
+
+
+def parse_control(path):
+    """Returns (title, {binary: [tests]}, [Edit]) or raises ControlError."""
+    title = ""
+    must_fail = {}
+    edits = []
+    lines = path.read_bytes().decode().splitlines()
+    i = 0
+
+    def fail(number, message):
+        raise ControlError(f"{path.name}:{number}: {message}")
+
+    def read_block(start, terminator):
+        """Collects lines from `start` up to the line `terminator`; returns (text, next)."""
+        body = []
+        j = start
+        while j < len(lines) and lines[j] != terminator:
+            if lines[j].startswith("@@ "):
+                fail(j + 1, f"expected '{terminator}', found '{lines[j]}'")
+            body.append(lines[j] + "\n")
+            j += 1
+        if j == len(lines):
+            fail(start, f"missing '{terminator}'")
+        return "".join(body), j + 1
+
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip() or line.startswith("#"):
+            i += 1
+        elif line.startswith("Control:"):
+            title = line.partition(":")[2].strip()
+            i += 1
+        elif line.startswith("Must-fail:"):
+            binary, *tests = line.partition(":")[2].split() or [""]
+            if not binary or not tests:
+                fail(i + 1, "Must-fail needs a test binary and at least one Suite.Test")
+            must_fail.setdefault(binary, []).extend(tests)
+            i += 1
+        elif line.startswith("@@ edit "):
+            start = i + 1
+            target = line[len("@@ edit "):].strip()
+            if not target or Path(target).is_absolute() or ".." in Path(target).parts:
+                fail(start, "'@@ edit' needs a path relative to the repository root")
+            if i + 1 >= len(lines) or lines[i + 1] != "@@ anchor":
+                fail(start + 1, "'@@ edit' must be followed by '@@ anchor'")
+            anchor, i = read_block(i + 2, "@@ replacement")
+            replacement, i = read_block(i, "@@ end")
+            if not anchor.strip():
+                fail(start, "the anchor is empty")
+            if anchor == replacement:
+                fail(start, "the replacement equals the anchor")
+            edits.append(Edit(target, anchor, replacement, start))
+        else:
+            fail(i + 1, f"unexpected line: {line!r}")
+    if not title:
+        raise ControlError(f"{path.name}: needs a 'Control:' line")
+    if not must_fail:
+        raise ControlError(f"{path.name}: needs at least one 'Must-fail:' line")
+    if not edits:
+        raise ControlError(f"{path.name}: needs at least one '@@ edit' block")
+    return title, must_fail, edits
+
+
+def anchor_offsets(text, anchor):
+    """Every offset where `anchor` starts a line of `text`, overlapping matches included."""
+    offsets = []
+    start = text.find(anchor)
+    while start != -1:
+        if start == 0 or text[start - 1] == "\n":
+            offsets.append(start)
+        start = text.find(anchor, start + 1)
+    return offsets
+
+
 class Control:
     def __init__(self, path):
         self.path = path
-        self.name = path.stem
-        self.title = ""
-        self.must_fail = {}  # binary -> [Suite.Test]
-        for line in path.read_text().splitlines():
-            if line.startswith("diff "):
-                break
-            key, _, value = line.partition(":")
-            if key == "Control":
-                self.title = value.strip()
-            elif key == "Must-fail":
-                binary, *tests = value.split()
-                self.must_fail.setdefault(binary, []).extend(tests)
-        if not self.title or not self.must_fail or not all(self.must_fail.values()):
-            raise SystemExit(f"{path.name}: header needs a Control line and Must-fail lines")
+        self.name = path.name[: -len(SUFFIX)]
+        self.title, self.must_fail, self.edits = parse_control(path)
 
     @property
     def binaries(self):
@@ -64,20 +147,99 @@ class Control:
     def count(self):
         return sum(len(tests) for tests in self.must_fail.values())
 
+    def edited_files(self, tree):
+        """Applies the edits in memory to the files under `tree`.
 
-def copy_tree(dest):
-    files = run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT).stdout.split("\n")
-    if dest.exists():
-        shutil.rmtree(dest)
-    for rel in files:
+        Returns {relative path: (original text, edited text)}; raises ControlError naming the
+        control, the file, the edit and the number of matches when an anchor does not occur
+        exactly once.
+        """
+        files = {}
+        for number, edit in enumerate(self.edits, start=1):
+            if edit.path not in files:
+                source = tree / edit.path
+                if not source.is_file():
+                    raise ControlError(f"{self.name}: edit {number} (line {edit.line}): "
+                                       f"{edit.path} does not exist")
+                original = source.read_bytes().decode()
+                files[edit.path] = (original, original)
+            original, current = files[edit.path]
+            offsets = anchor_offsets(current, edit.anchor)
+            if len(offsets) != 1:
+                first = edit.anchor.splitlines()[0].strip()
+                raise ControlError(
+                    f"{self.name}: edit {number} (line {edit.line}): the anchor starting "
+                    f"'{first}' occurs {len(offsets)} times in {edit.path}; it must occur "
+                    "exactly once")
+            at = offsets[0]
+            current = current[:at] + edit.replacement + current[at + len(edit.anchor):]
+            files[edit.path] = (original, current)
+        return files
+
+
+def load_controls(only):
+    paths = sorted(HERE.glob(f"*{SUFFIX}"))
+    errors = []
+    controls = []
+    for path in paths:
+        try:
+            controls.append(Control(path))
+        except ControlError as error:
+            errors.append(str(error))
+    if errors:
+        raise SystemExit("\n".join(f"[controls] FAIL {e}" for e in errors))
+    if only:
+        known = {c.name for c in controls}
+        unknown = [name for name in only if name not in known]
+        if unknown:
+            raise SystemExit(f"[controls] no such control: {', '.join(unknown)}")
+        controls = [c for c in controls if c.name in only]
+    if not controls:
+        raise SystemExit("[controls] no controls selected")
+    return controls
+
+
+def check_anchors(controls, tree):
+    """Returns the list of anchor failures over `controls`, checked against `tree`."""
+    failures = []
+    for control in controls:
+        try:
+            control.edited_files(tree)
+        except ControlError as error:
+            failures.append(str(error))
+    return failures
+
+
+def sync_tree(dest):
+    """Makes `dest` a copy of the working tree's tracked and untracked, unignored files.
+
+    A file whose content already matches is left alone, so its timestamp keeps the reused
+    build incremental; every other file is written anew and so is newer than any object built
+    from an earlier (possibly edited) version of it.
+    """
+    listed = run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT).stdout.split("\n")
+    wanted = set()
+    for rel in listed:
         if not rel or rel.startswith("build/"):
             continue
         src = ROOT / rel
         if not src.is_file():
             continue
+        wanted.add(rel)
         target = dest / rel
+        data = src.read_bytes()
+        if target.is_file() and target.read_bytes() == data:
+            continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, target)
+        target.write_bytes(data)
+        target.chmod(src.stat().st_mode & 0o777)
+    if dest.exists():
+        for path in sorted(dest.rglob("*"), reverse=True):
+            rel = path.relative_to(dest).as_posix()
+            if path.is_file() and rel not in wanted:
+                path.unlink()
+            elif path.is_dir() and not any(path.iterdir()):
+                path.rmdir()
 
 
 def build(build_dir, targets):
@@ -95,7 +257,7 @@ def test_outcomes(build_dir, binary, tests):
         raise SystemExit(f"test binary {binary} not found under {build_dir}")
     # A defect may deadlock a test; a killed run writes no report, so its tests count as failed.
     run([str(exe), f"--gtest_filter={':'.join(tests)}", f"--gtest_output=json:{report}"],
-        quiet=True, timeout=300)
+        quiet=True, timeout=TEST_TIMEOUT_S)
     outcomes = {}
     if report.exists():
         data = json.loads(report.read_text())
@@ -110,21 +272,53 @@ def tests_of(controls, binary):
     return sorted({t for c in controls for t in c.must_fail.get(binary, [])})
 
 
+def run_control(control, tree, build_dir):
+    """Applies `control`, rebuilds and runs its tests, restores the tree; returns a failure or None."""
+    edited = control.edited_files(tree)
+    try:
+        for rel, (_, text) in edited.items():
+            (tree / rel).write_bytes(text.encode())
+        if not build(build_dir, control.binaries):
+            return f"{control.name}: the edited tree does not build"
+        # A named test missing from the report crashed the binary: that counts as failing.
+        # Every name was seen passing in the baseline, so a missing name is no typo.
+        still_passing = []
+        for binary in control.binaries:
+            named = control.must_fail[binary]
+            outcomes = test_outcomes(build_dir, binary, named)
+            still_passing += [t for t in named if outcomes.get(t, False)]
+        if still_passing:
+            return f"{control.name}: still passing with the defect: {still_passing}"
+        log(f"{control.name}: all {control.count()} named tests fail, as they must")
+        return None
+    finally:
+        # Written anew, so the restored files are newer than the objects built from the edit.
+        for rel, (original, _) in edited.items():
+            (tree / rel).write_bytes(original.encode())
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work-dir", default=str(ROOT / "build" / "controls"))
-    parser.add_argument("only", nargs="*", help="run only these controls (patch stems)")
+    parser.add_argument("--check-anchors", action="store_true",
+                        help="only check that every anchor occurs exactly once; build nothing")
+    parser.add_argument("only", nargs="*", help="run only these controls (file names without .control)")
     args = parser.parse_args()
 
-    controls = [Control(p) for p in sorted(HERE.glob("*.patch"))]
-    if args.only:
-        controls = [c for c in controls if c.name in args.only]
-    if not controls:
-        raise SystemExit("no controls selected")
+    controls = load_controls(args.only)
+    failures = check_anchors(controls, ROOT)
+    if failures:
+        for failure in failures:
+            print(f"[controls] FAIL {failure}", file=sys.stderr)
+        return 1
+    edits = sum(len(c.edits) for c in controls)
+    log(f"anchors: all {edits} edits of {len(controls)} controls match exactly once")
+    if args.check_anchors:
+        return 0
 
     work = Path(args.work_dir)
     tree, build_dir = work / "tree", work / "build"
-    copy_tree(tree)
+    sync_tree(tree)
     configure = run(["cmake", "-S", str(tree), "-B", str(build_dir), "-G", "Ninja",
                      "-DCMAKE_BUILD_TYPE=Release", "-DREPLAYRT_BUILD_BENCHMARKS=OFF",
                      "-DREPLAYRT_BUILD_EXAMPLES=OFF"])
@@ -140,36 +334,18 @@ def main():
         outcomes = test_outcomes(build_dir, binary, wanted)
         bad = [t for t in wanted if not outcomes.get(t, False)]
         if bad:
-            raise SystemExit(f"baseline: these tests must pass unpatched but did not: {bad}")
-    log("baseline: every named test passes unpatched")
+            raise SystemExit(f"baseline: these tests must pass unedited but did not: {bad}")
+    log("baseline: every named test passes unedited")
 
     failures = []
     for control in controls:
         log(f"{control.name}: {control.title}")
-        # `patch`, not `git apply`: the scratch tree lives inside this repository's work tree,
-        # and git would resolve the paths against the repository instead.
-        check = run(["patch", "-p1", "--dry-run", "--batch", "--fuzz=0", "-i", str(control.path)], cwd=tree)
-        if check.returncode != 0:
-            failures.append(f"{control.name}: patch no longer applies")
-            continue
-        run(["patch", "-p1", "--batch", "--fuzz=0", "-i", str(control.path)], cwd=tree)
         try:
-            if not build(build_dir, control.binaries):
-                failures.append(f"{control.name}: patched tree does not build")
-                continue
-            # A named test missing from the report crashed the binary: that counts as failing.
-            # Every name was seen passing in the baseline, so a missing name is no typo.
-            still_passing = []
-            for binary in control.binaries:
-                named = control.must_fail[binary]
-                outcomes = test_outcomes(build_dir, binary, named)
-                still_passing += [t for t in named if outcomes.get(t, False)]
-            if still_passing:
-                failures.append(f"{control.name}: still passing with the defect: {still_passing}")
-            else:
-                log(f"{control.name}: all {control.count()} named tests fail, as they must")
-        finally:
-            run(["patch", "-p1", "-R", "--batch", "--fuzz=0", "-i", str(control.path)], cwd=tree)
+            failure = run_control(control, tree, build_dir)
+        except ControlError as error:
+            failure = str(error)
+        if failure:
+            failures.append(failure)
 
     if failures:
         for failure in failures:
