@@ -498,4 +498,71 @@ TEST(KernelLaunchTest, ALaunchReturnsWithoutWaitingForTheDevice) {
   EXPECT_EQ(rrt_context_destroy(ctx), RRT_OK);
 }
 
+// A user kernel that records that it ran.
+int marking_kernel(const rrt_kernel_args_t *, void *user) {
+  static_cast<std::atomic<bool> *>(user)->store(true, std::memory_order_release);
+  return 0;
+}
+
+// Kernel-mode launches on different streams share gm_heap, gm_sm and staging, so the second
+// must not start while the first is held on the device.
+TEST(KernelLaunchTest, ALaunchOnAnotherStreamWaitsForThePreviousLaunch) {
+  rrt_context_t ctx = make_context();
+  std::atomic<bool> gate{false};
+  std::atomic<bool> marked{false};
+  std::int32_t gated = -1;
+  std::int32_t marking = -1;
+  ASSERT_EQ(rrt_kernel_register(ctx, "gated", &gated_kernel, &gate, &gated), RRT_OK);
+  ASSERT_EQ(rrt_kernel_register(ctx, "marking", &marking_kernel, &marked, &marking), RRT_OK);
+  rrt_tensor_desc_t buffer{};
+  buffer.dtype = RRT_DTYPE_F32;
+  buffer.ndim = 1;
+  buffer.shape[0] = 16;
+  buffer.direction = RRT_DIR_INOUT;
+  const rrt_operand_t operand{RRT_OPERAND_PARAM, 0};
+  const rrt_task_desc_t tasks[2] = {{gated, 1, &operand}, {marking, 1, &operand}};
+  rrt_callable_desc_t descs[2]{};
+  for (int i = 0; i < 2; ++i) {
+    descs[i].struct_size = sizeof descs[i];
+    descs[i].num_params = 1;
+    descs[i].params = &buffer;
+    descs[i].num_tasks = 1;
+    descs[i].tasks = &tasks[i];
+  }
+  const rrt_callable_desc_t *both[2] = {&descs[0], &descs[1]};
+  rrt_kernel_config_t config{};
+  config.struct_size = sizeof config;
+  config.context_generation = next_generation++;
+  ASSERT_EQ(rrt_capacity_plan_fit_all(both, 2, &config.capacity), RRT_OK);
+  ASSERT_EQ(rrt_kernel_init(ctx, &config), RRT_OK);
+  std::int32_t ids[2] = {-1, -1};
+  ASSERT_EQ(rrt_callable_prepare(ctx, &descs[0], &ids[0]), RRT_OK);
+  ASSERT_EQ(rrt_callable_prepare(ctx, &descs[1], &ids[1]), RRT_OK);
+  rrt_stream_t streams[2] = {nullptr, nullptr};
+  ASSERT_EQ(rrt_stream_create(ctx, &streams[0]), RRT_OK);
+  ASSERT_EQ(rrt_stream_create(ctx, &streams[1]), RRT_OK);
+  void *device = nullptr;
+  ASSERT_EQ(rrt_device_alloc(ctx, 64, &device), RRT_OK);
+  const rrt_tensor_arg_t tensor{device, 64, RRT_SPACE_DEVICE};
+  const rrt_run_args_t args = run_args({&tensor, 1});
+
+  ASSERT_EQ(rrt_kernel_launch(ctx, ids[0], &args, streams[0]), RRT_OK);
+  ASSERT_EQ(rrt_kernel_launch(ctx, ids[1], &args, streams[1]), RRT_OK);
+  // An unordered second launch runs at once on its own stream's executor.
+  for (int i = 0; i < 20 && !marked.load(std::memory_order_acquire); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_FALSE(marked.load(std::memory_order_acquire))
+      << "the launch on the second stream ran while the first was held";
+  gate.store(true, std::memory_order_release);
+  ASSERT_EQ(rrt_stream_synchronize(streams[1]), RRT_OK);
+  EXPECT_TRUE(marked.load(std::memory_order_acquire));
+  ASSERT_EQ(rrt_stream_synchronize(streams[0]), RRT_OK);
+
+  EXPECT_EQ(rrt_stream_destroy(streams[0]), RRT_OK);
+  EXPECT_EQ(rrt_stream_destroy(streams[1]), RRT_OK);
+  EXPECT_EQ(rrt_device_free(ctx, device), RRT_OK);
+  EXPECT_EQ(rrt_context_destroy(ctx), RRT_OK);
+}
+
 }  // namespace
