@@ -314,7 +314,7 @@ void DeviceContext::return_resident(const ResidentGrant &grant) noexcept {
   if (grant.pool != nullptr && resident_used_ == grant.pool_end) {
     resident_used_ = grant.pool_offset;
   }
-  if (grant.definition.needs_upload) {
+  if (grant.definition.newly_stored) {
     slots_[0]->definitions.forget_last(grant.definition_key);
   }
 }
@@ -350,7 +350,7 @@ void DeviceContext::for_each_block(const std::function<void(const GuardedBlock &
     visit(slot->host_staging);
   }
   visit(profiling_collectors_.timing_block());
-  visit(const_cast<ProfilingCollectors &>(profiling_collectors_).wall_block());
+  visit(profiling_collectors_.wall_block());
 }
 
 RegionStats DeviceContext::region_stats(GrowthPoint point) const {

@@ -31,6 +31,7 @@ class GraphDefinitionStore {
   struct Placement {
     void *address = nullptr;
     bool needs_upload = false;  // the caller writes the definition there before use
+    bool newly_stored = false;  // the key was not stored before this placement
   };
 
   struct Pending {
@@ -38,7 +39,6 @@ class GraphDefinitionStore {
     std::uint64_t bytes = 0;
     std::uint64_t required = 0;  // what block() must hold; 0 when the key is stored
     bool stored = false;
-    const void *base_at_plan = nullptr;
   };
 
   explicit GraphDefinitionStore(BlockHost &host) noexcept
@@ -47,7 +47,7 @@ class GraphDefinitionStore {
   Pending plan(std::uint64_t key, std::uint64_t bytes) const;
   // Requires that block() was sized for pending.required since plan().
   Placement place(const Pending &pending, std::uint64_t binding);
-  // Drops a key place() stored last (an upload into it failed); its space is reused.
+  // Drops a key the last place() newly stored (an upload into it failed); its space is reused.
   void forget_last(std::uint64_t key) noexcept;
 
   GuardedBlock &block() noexcept { return block_; }
@@ -61,6 +61,7 @@ class GraphDefinitionStore {
   GuardedBlock block_;
   std::uint64_t used_ = 0;
   std::uint64_t used_before_last_ = 0;
+  const void *placed_base_ = nullptr;  // the block base every stored offset is relative to
   struct Stored {
     std::uint64_t offset = 0;
     std::uint64_t binding = 0;

@@ -51,6 +51,7 @@ Status GuardedBlock::stage() {
       ++refusals_;
     }
     planned_ = GrowthDecision::kKeep;
+    planned_bytes_ = 0;
     return allocated;
   }
   ++allocations_;

@@ -51,14 +51,14 @@ bool ProfilingCollectors::would_rebuild(std::uint32_t tasks) const noexcept {
 }
 
 TaskTiming *ProfilingCollectors::timings(int area) const noexcept {
-  if (timings_.base() == nullptr || area < 0 || area >= areas_) {
+  if (shape_ == 0 || area < 0 || area >= areas_) {
     return nullptr;
   }
   return static_cast<TaskTiming *>(timings_.base()) + static_cast<std::size_t>(area) * shape_;
 }
 
 LaunchRecord *ProfilingCollectors::wall(int area) const noexcept {
-  if (wall_.base() == nullptr || area < 0 || area >= areas_) {
+  if (zeroed_wall_ == nullptr || area < 0 || area >= areas_) {
     return nullptr;
   }
   return static_cast<LaunchRecord *>(wall_.base()) + area;

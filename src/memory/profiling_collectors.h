@@ -44,6 +44,7 @@ class ProfilingCollectors {
   GuardedBlock &timing_block() noexcept { return timings_; }
   GuardedBlock &wall_block() noexcept { return wall_; }
   const GuardedBlock &timing_block() const noexcept { return timings_; }
+  const GuardedBlock &wall_block() const noexcept { return wall_; }
 
   void release() noexcept;
 
