@@ -1,26 +1,29 @@
 // The memory core in steady state, nanoseconds per call: the calls every run makes once its
-// buffers are sized, timed on the objects the runtime uses (white-box), each against its
+// blocks are sized, timed on the objects the runtime uses (white-box), each against its
 // limit: the least work that gives the same answer.
 //
 //   memory/bank_commit_keep/<mode>     ArenaBank::commit of the sizes it already holds (every
-//                                      region kept: preflight through the growth guard, no
-//                                      allocator call)
+//                                      region kept: a transaction that plans three guarded
+//                                      blocks through the growth guard, no allocator call)
 //   memory/bank_commit_keep_limit      the keep decision alone: three size comparisons
-//   memory/retained_begin_fit/<mode>   RetainedBuffer::begin of a size that fits, plus the
-//                                      run's one slice (acquire)
+//   memory/retained_begin_fit/<mode>   GuardedBlock::reserve of a retained-staging size that
+//                                      fits, plus the run's one slice
 //   memory/retained_begin_fit_limit    one comparison, a cursor reset and a slice bump
-//   memory/context_bank_commit_keep    the same commit through DeviceContext (mutex, cache
-//                                      invalidation check, refusal accounting)
-//   memory/context_retained_begin_fit  the same begin + acquire through DeviceContext
+//   memory/context_bank_commit_keep    the same bank sizing through the DeviceContext's slot
+//                                      reservation (mutex, transaction, image-cache check)
+//   memory/context_retained_begin_fit  the same staging reservation + slice through the
+//                                      DeviceContext's slot reservation
 //   memory/image_cache_lookup_hit      PrebuiltImageCache::lookup that hits
-//   memory/cache_hit_bind              bind_device_build in program mode with a prebuilt-image
-//                                      hit: everything a program-mode run binds in steady state
-//                                      (retained staging of two HOST tensors, the image probe,
-//                                      the invocation encoding, the referenced list)
+//   memory/cache_hit_bind              the device-build bind in program mode with a
+//                                      prebuilt-image hit: everything a program-mode run binds
+//                                      in steady state (retained staging of two HOST tensors,
+//                                      the image probe, the invocation encoding, the
+//                                      referenced list)
 //   memory/cache_hit_bind_limit        the bind's output copied from a template: the same
 //                                      invocation bytes, copies and referenced list
 // <mode> is program or kernel (kernel: a launch being encoded, where any allocation would be
 // refused).
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -29,13 +32,11 @@
 #include "bench_support.h"
 #include "context/device_context.h"
 #include "memory/arena_bank.h"
-#include "memory/device_allocator.h"
+#include "memory/guarded_block.h"
 #include "memory/prebuilt_image_cache.h"
-#include "memory/retained_buffer.h"
 #include "platform/sim/sim_device.h"
 #include "runtime/bind.h"
 #include "runtime/callable.h"
-#include "runtime/device_build_bind.h"
 #include "runtime/kernel_registry.h"
 
 namespace {
@@ -58,17 +59,59 @@ void fail_if(benchmark::State &state, bool failed, const char *what) {
   }
 }
 
-void bank_commit_keep(benchmark::State &state, ExecutionMode mode) {
-  replayrt::sim::SimDevice device;
-  replayrt::ArenaBank bank(replayrt::device_allocator(device));
-  fail_if(state, !bank.commit(kBankSizes, GrowthContext{mode, false}).status.is_ok(),
-          "first commit");
-  const GrowthContext context = steady_context(mode);
-  for (auto _ : state) {
-    replayrt::BankCommitOutcome outcome = bank.commit(kBankSizes, context);
-    benchmark::DoNotOptimize(outcome);
+// The blocks' host for the white-box benchmarks: a simulator device and a growth context the
+// benchmark sets, with nothing else on the path.
+class BenchHost final : public replayrt::BlockHost {
+ public:
+  explicit BenchHost(GrowthContext context) : context_(context) {}
+
+  void set_context(GrowthContext context) noexcept { context_ = context; }
+
+  GrowthContext growth_context() const noexcept override { return context_; }
+  replayrt::Status allocate(const replayrt::GuardedBlock & /*block*/, std::size_t bytes,
+                            void **out) noexcept override {
+    void *ptr = nullptr;
+    try {
+      ptr = device_.allocate(bytes);
+    } catch (...) {
+      ptr = nullptr;
+    }
+    if (ptr == nullptr) {
+      return replayrt::Status::error(RRT_ERR_OUT_OF_MEMORY, "bench device out of memory");
+    }
+    *out = ptr;
+    return replayrt::Status::ok();
   }
-  fail_if(state, bank.alloc_count() != 3, "a steady commit allocated");
+  bool free(void *ptr) noexcept override { return device_.free(ptr).is_ok(); }
+  replayrt::Status zero(void *ptr, std::size_t bytes) noexcept override {
+    return device_.memset(ptr, 0, bytes);
+  }
+  void count_refusal(replayrt::GrowthPoint /*point*/) noexcept override {}
+
+ private:
+  replayrt::sim::SimDevice device_;
+  GrowthContext context_;
+};
+
+std::uint64_t bank_allocations(const replayrt::ArenaBank &bank) {
+  std::uint64_t total = 0;
+  for (const auto region : {replayrt::BankRegion::kGmHeap, replayrt::BankRegion::kGmSm,
+                            replayrt::BankRegion::kRuntimePool}) {
+    total += bank.region(region).allocations();
+  }
+  return total;
+}
+
+void bank_commit_keep(benchmark::State &state, ExecutionMode mode) {
+  BenchHost host(GrowthContext{mode, false});
+  replayrt::ArenaBank bank(host);
+  fail_if(state, !bank.commit(kBankSizes).is_ok(), "first commit");
+  host.set_context(steady_context(mode));
+  for (auto _ : state) {
+    replayrt::Status committed = bank.commit(kBankSizes);
+    benchmark::DoNotOptimize(committed);
+  }
+  fail_if(state, bank_allocations(bank) != 3, "a steady commit allocated");
 }
 
 void bank_commit_keep_limit(benchmark::State &state) {
@@ -84,28 +127,28 @@ void bank_commit_keep_limit(benchmark::State &state) {
 }
 
 void retained_begin_fit(benchmark::State &state, ExecutionMode mode) {
-  replayrt::sim::SimDevice device;
-  replayrt::RetainedBuffer buffer(replayrt::device_allocator(device));
-  const std::uint64_t required = replayrt::RetainedBuffer::slice_bytes(kStagedBytes);
-  fail_if(state, !buffer.begin(required, GrowthContext{mode, false}).is_ok(), "first begin");
-  const GrowthContext context = steady_context(mode);
+  BenchHost host(GrowthContext{mode, false});
+  replayrt::GuardedBlock retained(host, replayrt::GrowthPoint::kRetainedStaging);
+  const std::uint64_t required = replayrt::staging_slice_bytes(kStagedBytes);
+  fail_if(state, !retained.reserve(required).is_ok(), "first reserve");
+  host.set_context(steady_context(mode));
   for (auto _ : state) {
-    replayrt::Status begun = buffer.begin(required, context);
-    void *slice = buffer.acquire(kStagedBytes);
-    benchmark::DoNotOptimize(begun);
+    replayrt::Status reserved = retained.reserve(required);
+    void *slice = static_cast<std::byte *>(retained.base());
+    benchmark::DoNotOptimize(reserved);
     benchmark::DoNotOptimize(slice);
   }
-  fail_if(state, buffer.alloc_count() != 1, "a steady begin allocated");
+  fail_if(state, retained.allocations() != 1, "a steady reserve allocated");
 }
 
 void retained_begin_fit_limit(benchmark::State &state) {
-  std::uint64_t capacity = replayrt::RetainedBuffer::slice_bytes(kStagedBytes);
+  std::uint64_t capacity = replayrt::staging_slice_bytes(kStagedBytes);
   std::uint64_t cursor = 0;
   std::vector<std::byte> storage(capacity);
   std::byte *base = storage.data();
   for (auto _ : state) {
     benchmark::DoNotOptimize(capacity);
-    std::uint64_t required = replayrt::RetainedBuffer::slice_bytes(kStagedBytes);
+    std::uint64_t required = replayrt::staging_slice_bytes(kStagedBytes);
     benchmark::DoNotOptimize(required);
     const bool fits = required <= capacity;
     cursor = 0;
@@ -116,17 +159,29 @@ void retained_begin_fit_limit(benchmark::State &state) {
   }
 }
 
-// A DeviceContext on a simulator device, latched in `mode`, with slot 0's bank committed to
-// kBankSizes and its retained buffer sized for one staged tensor.
+// A program-mode DeviceContext on a simulator device with slot 0's bank sized to kBankSizes
+// and its retained staging sized for one staged tensor, through the slot reservation every
+// run makes.
 class ContextSetup {
  public:
-  explicit ContextSetup(ExecutionMode mode) : context_(device_) {
-    ok_ = context_.latch().latch(mode).is_ok() &&
-          context_.setup_static_arena(GrowthContext{mode, false}, 0, kBankSizes).is_ok() &&
-          context_
-              .retained_begin(GrowthContext{mode, false}, 0,
-                              replayrt::RetainedBuffer::slice_bytes(kStagedBytes))
-              .is_ok();
+  ContextSetup() : context_(device_) {
+    replayrt::SlotGrant grant;
+    ok_ = context_.latch().latch(ExecutionMode::kProgram).is_ok() &&
+          context_.slot(0).reserve(bank_request(), &grant).is_ok() &&
+          context_.slot(0).reserve(staging_request(), &grant).is_ok();
+  }
+
+  static replayrt::SlotRequest bank_request() {
+    replayrt::SlotRequest request;
+    request.size_bank = true;
+    request.bank = kBankSizes;
+    return request;
+  }
+  static replayrt::SlotRequest staging_request() {
+    replayrt::SlotRequest request;
+    request.staging_kind = replayrt::StagingKind::kRetained;
+    request.staging_bytes = replayrt::staging_slice_bytes(kStagedBytes);
+    return request;
   }
 
   bool ok() const { return ok_; }
@@ -140,26 +195,34 @@ class ContextSetup {
 };
 
 void context_bank_commit_keep(benchmark::State &state) {
-  ContextSetup setup(ExecutionMode::kProgram);
+  ContextSetup setup;
   fail_if(state, !setup.ok(), "context setup");
-  const GrowthContext context = steady_context(ExecutionMode::kProgram);
+  const std::uint64_t allocations = setup.device().memory_counters().allocation_calls;
+  const replayrt::SlotRequest request = ContextSetup::bank_request();
+  replayrt::SlotGrant grant;
   for (auto _ : state) {
-    replayrt::Status committed = setup.context().setup_static_arena(context, 0, kBankSizes);
+    replayrt::Status committed = setup.context().slot(0).reserve(request, &grant);
     benchmark::DoNotOptimize(committed);
+    benchmark::DoNotOptimize(grant);
   }
+  fail_if(state, setup.device().memory_counters().allocation_calls != allocations,
+          "a steady bank reservation allocated");
 }
 
 void context_retained_begin_fit(benchmark::State &state) {
-  ContextSetup setup(ExecutionMode::kProgram);
+  ContextSetup setup;
   fail_if(state, !setup.ok(), "context setup");
-  const GrowthContext context = steady_context(ExecutionMode::kProgram);
-  const std::uint64_t required = replayrt::RetainedBuffer::slice_bytes(kStagedBytes);
+  const std::uint64_t allocations = setup.device().memory_counters().allocation_calls;
+  const replayrt::SlotRequest request = ContextSetup::staging_request();
+  replayrt::SlotGrant grant;
   for (auto _ : state) {
-    replayrt::Status begun = setup.context().retained_begin(context, 0, required);
-    void *slice = setup.context().retained_acquire(0, kStagedBytes);
-    benchmark::DoNotOptimize(begun);
+    replayrt::Status reserved = setup.context().slot(0).reserve(request, &grant);
+    void *slice = grant.staging;
+    benchmark::DoNotOptimize(reserved);
     benchmark::DoNotOptimize(slice);
   }
+  fail_if(state, setup.device().memory_counters().allocation_calls != allocations,
+          "a steady staging reservation allocated");
 }
 
 void image_cache_lookup_hit(benchmark::State &state) {
@@ -179,7 +242,7 @@ void image_cache_lookup_hit(benchmark::State &state) {
 // tensors HOST, after a first bind that built and cached the image.
 class BindSetup {
  public:
-  BindSetup() : setup_(ExecutionMode::kProgram), host_x_(kElements), host_y_(kElements) {
+  BindSetup() : host_x_(kElements), host_y_(kElements) {
     std::int32_t scale = -1;
     std::int32_t add = -1;
     ok_ =
@@ -199,8 +262,9 @@ class BindSetup {
 
   bool ok() const { return ok_; }
   bool bind() {
-    const replayrt::HostApi api = setup_.context().host_api(0, 0, false);
-    return replayrt::bind_device_build(api, request_, &bound_).is_ok();
+    return replayrt::bind_strategy(RRT_BIND_DEVICE_BUILD)
+        .bind(setup_.context().slot(0), request_, &bound_)
+        .is_ok();
   }
   const replayrt::BoundRun &bound() const { return bound_; }
   std::uint64_t allocations() { return setup_.device().memory_counters().allocation_calls; }

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "support/device_rig.h"
+#include "support/block_host_rig.h"
 
 namespace replayrt {
 namespace {
@@ -48,35 +48,35 @@ TEST(PrebuiltImageCacheTest, InvalidationIsPerBank) {
   EXPECT_FALSE(cache.lookup(0, 7, bases, &entry));
 }
 
-// The cache is invalidated exactly when a commit reports bases_changed; a refusal or a failed
-// allocation reports no change.
+// The cache is invalidated exactly when a commit changes the bank's bases; a refusal or a
+// failed allocation changes none.
 TEST(PrebuiltImageCacheTest, SurvivesRefusalsAndAllocationFailuresOfItsBank) {
-  testing::DeviceRig rig;
-  ArenaBank bank(rig.allocator);
+  testing::BlockHostRig host(GrowthContext{ExecutionMode::kKernel, false});
+  ArenaBank bank(host);
   PrebuiltImageCache cache;
-  const GrowthContext kernel{ExecutionMode::kKernel, false};
   const BankRequest plan{4096, 4096, 4096};
-  auto commit = [&](const BankRequest &request, GrowthContext context) {
-    BankCommitOutcome outcome = bank.commit(request, context);
-    if (outcome.bases_changed) {
+  auto commit = [&](const BankRequest &request) {
+    const BankBases before = bank.bases();
+    Status status = bank.commit(request);
+    if (bank.bases() != before) {
       cache.invalidate_bank(0);
     }
-    return outcome;
+    return status;
   };
-  ASSERT_TRUE(commit(plan, kernel).status.is_ok());
+  ASSERT_TRUE(commit(plan).is_ok());
   cache.store({.bank = 0, .bases = bank.bases(), .content_key = 9});
 
-  EXPECT_EQ(commit(BankRequest{8192, 4096, 4096}, kernel).status.code(), RRT_ERR_INTERNAL);
+  EXPECT_EQ(commit(BankRequest{8192, 4096, 4096}).code(), RRT_ERR_INTERNAL);
   EXPECT_TRUE(cache.is_valid());
 
-  const GrowthContext program{ExecutionMode::kProgram, false};
-  rig.faults.fail_nth_allocation(1);
-  EXPECT_EQ(commit(BankRequest{8192, 4096, 4096}, program).status.code(), RRT_ERR_OUT_OF_MEMORY);
+  host.set_mode(ExecutionMode::kProgram);
+  host.fail_nth_allocation(1, false);
+  EXPECT_EQ(commit(BankRequest{8192, 4096, 4096}).code(), RRT_ERR_OUT_OF_MEMORY);
   EXPECT_TRUE(cache.is_valid());
   PrebuiltImageCache::Entry entry;
   EXPECT_TRUE(cache.lookup(0, 9, bank.bases(), &entry));
 
-  ASSERT_TRUE(commit(BankRequest{8192, 4096, 4096}, program).status.is_ok());
+  ASSERT_TRUE(commit(BankRequest{8192, 4096, 4096}).is_ok());
   EXPECT_FALSE(cache.is_valid());
 }
 

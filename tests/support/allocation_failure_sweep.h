@@ -13,16 +13,17 @@
 
 #include "common/execution_mode.h"
 #include "common/status.h"
-#include "memory/device_allocator.h"
-#include "support/device_rig.h"
+#include "memory/guarded_block.h"
+#include "support/block_host_rig.h"
 
 namespace replayrt::testing {
 
-// What the sweep needs to know about the object under test. `Snapshot` is everything the
-// object publishes and must compare with ==.
+// What the sweep needs to know about the object under test. `make` builds it on the host
+// the sweep created (the host's growth context is the sweep's mode, outside a launch).
+// `Snapshot` is everything the object publishes and must compare with ==.
 template <typename Subject, typename Snapshot>
 struct SweepSubject {
-  std::function<std::unique_ptr<Subject>(DeviceAllocator)> make;
+  std::function<std::unique_ptr<Subject>(BlockHost &)> make;
   std::function<Snapshot(const Subject &)> snapshot;
   // The device addresses in a snapshot that must stay live allocations.
   std::function<std::vector<const void *>(const Snapshot &)> live_addresses;
@@ -31,55 +32,57 @@ struct SweepSubject {
 template <typename Subject>
 using SweepStep = std::function<Status(Subject &)>;
 
-// For each allocation n that `steps` make on a clean run (at least `min_allocations`), reruns
-// them on a fresh rig whose nth allocation returns null or, when `throws`, throws. Expects
-// exactly one step to fail, with RRT_ERR_OUT_OF_MEMORY, leaving the snapshot as it was and
-// its live addresses allocated; a retry of that step to succeed; and teardown to free every
-// allocation.
+// For each allocation n that `steps` make on a clean run in `mode` (at least
+// `min_allocations`), reruns them on a fresh host whose nth device allocation returns null
+// or, when `throws`, throws. Expects exactly one step to fail, with RRT_ERR_OUT_OF_MEMORY,
+// leaving the snapshot as it was, its live addresses allocated and the device's live bytes
+// unchanged (a backing staged before the failure was freed again); a retry of that step to
+// succeed; and teardown to free every allocation.
 template <typename Subject, typename Snapshot>
 void sweep_allocation_failures(const SweepSubject<Subject, Snapshot> &subject,
-                               const std::vector<SweepStep<Subject>> &steps, bool throws,
-                               std::uint64_t min_allocations) {
+                               const std::vector<SweepStep<Subject>> &steps, ExecutionMode mode,
+                               bool throws, std::uint64_t min_allocations) {
+  const GrowthContext context{mode, false};
   std::uint64_t allocations = 0;
   {
-    DeviceRig rig;
-    const std::unique_ptr<Subject> object = subject.make(rig.allocator);
+    BlockHostRig host(context);
+    const std::unique_ptr<Subject> object = subject.make(host);
     for (const SweepStep<Subject> &step : steps) {
       ASSERT_TRUE(step(*object).is_ok()) << "clean run";
     }
-    allocations = rig.faults.allocation_attempts();
+    allocations = host.faults().allocation_attempts();
   }
   ASSERT_GE(allocations, min_allocations);
   for (std::uint64_t n = 1; n <= allocations; ++n) {
     SCOPED_TRACE(::testing::Message() << "failing allocation " << n << " of " << allocations);
-    DeviceRig rig;
+    BlockHostRig host(context);
     {
-      const std::unique_ptr<Subject> object = subject.make(rig.allocator);
-      if (throws) {
-        rig.faults.throw_on_nth_allocation(n);
-      } else {
-        rig.faults.fail_nth_allocation(n);
-      }
+      const std::unique_ptr<Subject> object = subject.make(host);
+      host.fail_nth_allocation(n, throws);
       int failed_steps = 0;
       for (const SweepStep<Subject> &step : steps) {
         const Snapshot before = subject.snapshot(*object);
+        const std::uint64_t live_before = host.counters().live_bytes;
         const Status status = step(*object);
         if (status.is_ok()) {
           continue;
         }
         ++failed_steps;
         EXPECT_EQ(status.code(), RRT_ERR_OUT_OF_MEMORY) << status.message();
+        EXPECT_FALSE(status.is_capacity_refusal());
         EXPECT_TRUE(subject.snapshot(*object) == before);
+        EXPECT_EQ(host.counters().live_bytes, live_before);
         for (const void *address : subject.live_addresses(before)) {
-          EXPECT_TRUE(rig.device.find_allocation(address).has_value());
+          EXPECT_TRUE(host.is_live(address));
         }
         ASSERT_TRUE(step(*object).is_ok()) << "retry after the device recovered";
       }
       EXPECT_EQ(failed_steps, 1);
-      EXPECT_EQ(rig.faults.injected_failures(), 1u);
+      EXPECT_EQ(host.faults().injected_failures(), 1u);
+      EXPECT_EQ(host.total_refusals(), 0u);
     }
-    EXPECT_EQ(rig.counters().allocation_calls, rig.counters().free_calls);
-    EXPECT_EQ(rig.counters().live_bytes, 0u);
+    EXPECT_EQ(host.counters().allocation_calls, host.counters().free_calls);
+    EXPECT_EQ(host.counters().live_bytes, 0u);
   }
 }
 
