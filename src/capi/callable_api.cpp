@@ -24,7 +24,7 @@ RRT_API rrt_status_t rrt_kernel_register(rrt_context_t ctx, const char *name, rr
     RRT_RETURN_IF_ERROR(ctx->engine->check_not_poisoned());
     replayrt::KernelEntry entry;
     entry.name = name;
-    entry.fn = fn;
+    entry.sim_host_fn = fn;
     entry.user = user;
     return ctx->engine->kernels().add(std::move(entry), out_kernel_id);
   });

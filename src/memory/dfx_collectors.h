@@ -7,25 +7,9 @@
 
 #include "memory/device_allocator.h"
 #include "memory/growth_guard.h"
+#include "platform/launch/profile_records.h"
 
 namespace replayrt {
-
-// One record per task of the most recent profiled launch in an area, indexed by task.
-struct TaskTiming {
-  std::uint64_t start_ns;
-  std::uint64_t end_ns;
-  std::uint32_t task;
-  std::uint32_t worker;
-};
-
-// The device-wall record of an area: the most recent profiled launch's phase.
-struct LaunchRecord {
-  std::uint64_t start_ns;
-  std::uint64_t end_ns;
-  std::uint32_t tasks;
-  std::uint32_t workers;
-  std::uint64_t launches;  // profiled launches completed in this area
-};
 
 // `areas` areas (one per pipeline slot), each with room for shape() task records, in one
 // collector pool; plus one device-wall buffer with a LaunchRecord per area.

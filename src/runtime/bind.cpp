@@ -5,7 +5,7 @@
 #include "common/format.h"
 #include "memory/host_staging.h"
 #include "memory/retained_buffer.h"
-#include "runtime/invocation_header.h"
+#include "platform/launch/invocation_header.h"
 
 namespace replayrt {
 

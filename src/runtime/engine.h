@@ -15,11 +15,11 @@
 #include "common/status.h"
 #include "context/device_context.h"
 #include "platform/device.h"
+#include "platform/launch/kernel_registry.h"
+#include "platform/launch/profile_records.h"
 #include "runtime/bound_run.h"
 #include "runtime/callable.h"
 #include "runtime/callable_table.h"
-#include "runtime/device/device_runtime.h"
-#include "runtime/kernel_registry.h"
 
 namespace replayrt {
 
@@ -76,7 +76,8 @@ class Engine {
   // Bytes of host-side image a callable may have (RRT_ERR_CALLABLE_BYTES_EXCEEDED beyond).
   static constexpr std::uint64_t kMaxCallableImageBytes = std::uint64_t{64} << 20;
 
-  // A mode-less engine on `device` with `device_workers` (>= 1) workers per invocation.
+  // A mode-less engine on `device`, whose executor the device creates; `device_workers` is
+  // the simulator executor's workers per invocation (0 means 1).
   static Status create(std::unique_ptr<Device> device, unsigned device_workers,
                        std::unique_ptr<Engine> *out);
   ~Engine();
@@ -132,7 +133,7 @@ class Engine {
  private:
   enum class Lifecycle { kCreated, kReady, kPoisoned, kFinalized };
 
-  Engine(std::unique_ptr<Device> device, unsigned device_workers);
+  explicit Engine(std::unique_ptr<Device> device);
 
   using CallableRecord = CallableTable::Record;
 
@@ -151,7 +152,7 @@ class Engine {
   std::unique_ptr<Device> device_;
   DeviceContext context_;
   KernelRegistry kernels_;
-  DeviceRuntime device_runtime_;
+  std::unique_ptr<Executor> executor_;
   std::unique_ptr<Stream> own_stream_;
   std::array<std::unique_ptr<Event>, DeviceContext::kPipelineDepth> slot_done_;
   std::unique_ptr<Event> serial_tail_;

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "common/format.h"
-#include "runtime/task_graph_image.h"
+#include "runtime/task_graph_builder.h"
 
 namespace replayrt {
 

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "context/device_context.h"
-#include "runtime/task_graph_image.h"
+#include "runtime/task_graph_builder.h"
 #include "support/callable_builder.h"
 #include "support/counting_host_api.h"
 #include "support/device_rig.h"

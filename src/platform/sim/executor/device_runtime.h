@@ -1,17 +1,17 @@
-// DeviceRuntime: the device half of the runtime. The platform launches it like any device
+// DeviceRuntime: the simulator's executor of bound launches. The sim stream launches it like any
 // function; it reads the invocation, then the task-graph image and the scheduler state from
 // device memory, and runs the tasks on the device's worker team.
 #pragma once
 
 #include <cstddef>
+#include <span>
 
 #include "common/status.h"
-#include "memory/dfx_collectors.h"
 #include "platform/device.h"
-#include "runtime/device/worker_pool.h"
-#include "runtime/kernel_registry.h"
+#include "platform/launch/kernel_registry.h"
+#include "platform/sim/executor/worker_pool.h"
 
-namespace replayrt {
+namespace replayrt::sim {
 
 // Execution of one invocation:
 //   1. decode and check the invocation header (reserved fields zero, no host-only copies,
@@ -26,12 +26,16 @@ namespace replayrt {
 // When the invocation carries profiling addresses, every executed task writes its TaskTiming
 // there and the launch writes its LaunchRecord to the device-wall record.
 // Thread safety: entry() may run concurrently for invocations whose scheduler states differ.
-class DeviceRuntime {
+class DeviceRuntime final : public Executor {
  public:
   // `workers` >= 1 device workers per invocation. `kernels` must outlive this object.
   DeviceRuntime(const KernelRegistry &kernels, unsigned workers);
 
-  // The DeviceEntry the platform calls; `self` is this object.
+  // Enqueues entry() with this object and the invocation as a launch on `stream`.
+  Status enqueue(Stream &stream, std::span<const std::byte> invocation,
+                 std::span<const void *const> referenced) override;
+
+  // The DeviceEntry the sim stream calls; `self` is this object.
   static Status entry(void *self, const std::byte *invocation, std::size_t bytes);
 
   unsigned workers() const noexcept { return pool_.helpers() + 1; }
@@ -43,4 +47,4 @@ class DeviceRuntime {
   WorkerPool pool_;
 };
 
-}  // namespace replayrt
+}  // namespace replayrt::sim

@@ -1,4 +1,4 @@
-#include "runtime/device/device_runtime.h"
+#include "platform/sim/executor/device_runtime.h"
 
 #include <array>
 #include <atomic>
@@ -8,11 +8,12 @@
 #include <vector>
 
 #include "common/format.h"
-#include "common/spin_wait.h"
-#include "runtime/invocation_header.h"
-#include "runtime/task_graph_image.h"
+#include "platform/launch/invocation_header.h"
+#include "platform/launch/profile_records.h"
+#include "platform/launch/task_graph_image.h"
+#include "platform/sim/spin_wait.h"
 
-namespace replayrt {
+namespace replayrt::sim {
 
 namespace {
 
@@ -102,7 +103,7 @@ struct Execution {
     const rrt_kernel_args_t args{task.num_tensors, addresses.data(), sizes.data(), task.num_scalars,
                                  scalars.data()};
     const std::uint64_t start = timings != nullptr ? now_ns() : 0;
-    const int code = kernel.fn(&args, kernel.user);
+    const int code = kernel.sim_host_fn(&args, kernel.user);
     if (timings != nullptr) {
       timings[t] = TaskTiming{start, now_ns(), t, worker};
     }
@@ -175,6 +176,16 @@ Status device_failure(std::string message) {
 
 DeviceRuntime::DeviceRuntime(const KernelRegistry &kernels, unsigned workers)
     : kernels_(kernels), pool_(workers > 1 ? workers - 1 : 0) {}
+
+Status DeviceRuntime::enqueue(Stream &stream, std::span<const std::byte> invocation,
+                              std::span<const void *const> referenced) {
+  LaunchRequest launch;
+  launch.entry = &DeviceRuntime::entry;
+  launch.entry_context = this;
+  launch.invocation = invocation;
+  launch.referenced = referenced;
+  return stream.enqueue_launch(launch);
+}
 
 Status DeviceRuntime::entry(void *self, const std::byte *invocation, std::size_t bytes) {
   return static_cast<DeviceRuntime *>(self)->execute(invocation, bytes);
@@ -282,4 +293,4 @@ Status DeviceRuntime::execute(const std::byte *invocation, std::size_t bytes) {
   return Status::ok();
 }
 
-}  // namespace replayrt
+}  // namespace replayrt::sim

@@ -1,0 +1,14 @@
+// Rounding sizes and offsets up to an alignment.
+#pragma once
+
+#include <cstdint>
+
+namespace replayrt {
+
+// The smallest multiple of `align` (> 0) that is >= `value`. The caller keeps `value` at
+// least `align` below the type's maximum.
+constexpr std::uint64_t align_up(std::uint64_t value, std::uint64_t align) noexcept {
+  return (value + align - 1) / align * align;
+}
+
+}  // namespace replayrt
