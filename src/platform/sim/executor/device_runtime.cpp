@@ -9,6 +9,7 @@
 
 #include "common/format.h"
 #include "platform/launch/invocation_header.h"
+#include "platform/launch/operand_resolution.h"
 #include "platform/launch/profile_records.h"
 #include "platform/launch/task_graph_image.h"
 #include "platform/sim/spin_wait.h"
@@ -17,8 +18,10 @@ namespace replayrt::sim {
 
 namespace {
 
-constexpr std::uint32_t kEmptySlot = ~std::uint32_t{0};
-constexpr std::size_t kMaxOperands = 32;
+// How long a worker waits for a claimed ready slot to be filled. The pusher fills it right
+// after claiming it, so only an inconsistent scheduler state (or one that another invocation
+// reset underneath this one) leaves a slot empty this long.
+constexpr std::chrono::seconds kSlotFillLimit{10};
 
 std::uint64_t now_ns() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -26,13 +29,32 @@ std::uint64_t now_ns() {
                                         .count());
 }
 
+// Why the scheduler stopped an invocation before its tasks completed, other than a kernel
+// failure: the image or the scheduler state disagrees with itself.
+enum class Inconsistency : std::uint32_t {
+  kNone,
+  kTaskIndex,       // a ready slot holds a value that is not a task index
+  kSuccessorRange,  // a task's successor range lies outside the image's edges
+  kSuccessorIndex,  // an edge names a value that is not a task index
+  kQueueOverflow,   // more tasks became ready than the image has
+  kCompletedPastTasks,
+  kStalled,  // no task is running or ready, and some never ran
+  kSlotNeverFilled,
+  kUnknownKernel,  // a task names a kernel the simulator cannot run
+  kOperands,       // see `operand_error`
+};
+
 // One invocation's execution, shared by its workers. Everything it reads about the graph
-// comes from device memory (the image and the scheduler state).
+// comes from device memory (the image and the scheduler state); every index read from there is
+// checked against the image's counts before it is used. The first inconsistency found stops
+// every worker and is reported after they return.
 struct Execution {
   const KernelRegistry *kernels;
   const TaskGraphHeader *image;
+  std::uint32_t num_tasks;
+  std::uint32_t num_edges;
   const TaskRecord *tasks;
-  const OperandRecord *operands;
+  std::span<const OperandRecord> operands;
   const std::uint32_t *successors;
   SchedulerStateHeader *state;
   std::uint32_t *remaining;
@@ -40,68 +62,73 @@ struct Execution {
   InvocationPayloadView payload;
   TaskTiming *timings;
 
-  void push(std::uint32_t task) const {
-    const std::uint32_t slot =
-        std::atomic_ref<std::uint32_t>(state->next_push).fetch_add(1, std::memory_order_relaxed);
-    std::atomic_ref<std::uint32_t>(ready[slot]).store(task, std::memory_order_release);
+  // Host-side: written by the one worker that records the inconsistency, read after the
+  // workers returned.
+  std::atomic<bool> stopped{false};
+  Inconsistency inconsistency = Inconsistency::kNone;
+  OperandError operand_error = OperandError::kNone;
+  std::uint32_t where = 0;  // the task or slot involved
+  std::uint64_t value = 0;  // the offending value
+
+  bool is_stopped() const noexcept { return stopped.load(std::memory_order_acquire); }
+
+  void stop(Inconsistency why, std::uint32_t at, std::uint64_t found,
+            OperandError operand = OperandError::kNone) {
+    bool expected = false;
+    if (stopped.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
+      inconsistency = why;
+      operand_error = operand;
+      where = at;
+      value = found;
+    }
   }
 
-  std::uint32_t wait_for_slot(std::uint32_t slot) const {
+  // False (having stopped the execution) when the queue already holds num_tasks tasks.
+  bool push(std::uint32_t task) {
+    const std::uint32_t slot =
+        std::atomic_ref<std::uint32_t>(state->next_push).fetch_add(1, std::memory_order_relaxed);
+    if (slot >= num_tasks) {
+      stop(Inconsistency::kQueueOverflow, task, slot);
+      return false;
+    }
+    std::atomic_ref<std::uint32_t>(ready[slot]).store(task, std::memory_order_release);
+    return true;
+  }
+
+  // The task pushed into `slot`, or kEmptyReadySlot when the execution stopped first.
+  std::uint32_t wait_for_slot(std::uint32_t slot) {
     std::atomic_ref<std::uint32_t> cell(ready[slot]);
-    std::uint32_t task = kEmptySlot;
+    std::uint32_t task = kEmptyReadySlot;
+    const auto give_up = std::chrono::steady_clock::now() + kSlotFillLimit;
     while (!spin_until([&] {
       task = cell.load(std::memory_order_acquire);
-      return task != kEmptySlot;
+      return task != kEmptyReadySlot || is_stopped();
     })) {
+      if (std::chrono::steady_clock::now() >= give_up) {
+        stop(Inconsistency::kSlotNeverFilled, slot, 0);
+        return kEmptyReadySlot;
+      }
       std::this_thread::yield();
     }
     return task;
   }
 
-  int run_task(std::uint32_t t, unsigned worker) const {
+  // The kernel's result code, or 0 after stopping the execution for an inconsistent task.
+  int run_task(std::uint32_t t, unsigned worker) {
     const TaskRecord &task = tasks[t];
-    if (!kernels->contains(task.kernel_id)) {
-      return -1;
+    if (!kernels->contains(task.kernel_id) ||
+        kernels->entry(task.kernel_id).sim_host_fn == nullptr) {
+      stop(Inconsistency::kUnknownKernel, t, static_cast<std::uint32_t>(task.kernel_id));
+      return 0;
     }
-    // Only the first num_tensors / num_scalars entries are written and read.
-    std::array<void *, kMaxOperands> addresses;
-    std::array<std::uint64_t, kMaxOperands> sizes;
-    std::array<std::uint64_t, kMaxOperands> scalars;
-    const std::uint32_t count = task.num_tensors + task.num_scalars;
-    if (task.num_tensors > kMaxOperands || task.num_scalars > kMaxOperands ||
-        task.first_operand + count > image->num_operands) {
-      return -1;
-    }
-    for (std::uint32_t i = 0; i < count; ++i) {
-      const OperandRecord &operand = operands[task.first_operand + i];
-      switch (static_cast<ImageOperandKind>(operand.kind)) {
-        case ImageOperandKind::kParam:
-          if (operand.index >= payload.tensor_addresses.size()) {
-            return -1;
-          }
-          addresses[i] = reinterpret_cast<void *>(payload.tensor_addresses[operand.index]);
-          sizes[i] = payload.tensor_bytes[operand.index];
-          break;
-        case ImageOperandKind::kBaked:
-          addresses[i] = reinterpret_cast<void *>(operand.value);
-          sizes[i] = operand.bytes;
-          break;
-        case ImageOperandKind::kScalar:
-          if (operand.index >= payload.scalars.size()) {
-            return -1;
-          }
-          scalars[i - task.num_tensors] = payload.scalars[operand.index];
-          break;
-        case ImageOperandKind::kImmediate:
-          scalars[i - task.num_tensors] = operand.value;
-          break;
-        default:
-          return -1;
-      }
+    ResolvedOperands resolved;
+    const OperandError error = resolve_task_operands(task, operands, payload, &resolved);
+    if (error != OperandError::kNone) {
+      stop(Inconsistency::kOperands, t, task.first_operand, error);
+      return 0;
     }
     const KernelEntry &kernel = kernels->entry(task.kernel_id);
-    const rrt_kernel_args_t args{task.num_tensors, addresses.data(), sizes.data(), task.num_scalars,
-                                 scalars.data()};
+    const rrt_kernel_args_t args = resolved.args();
     const std::uint64_t start = timings != nullptr ? now_ns() : 0;
     const int code = kernel.sim_host_fn(&args, kernel.user);
     if (timings != nullptr) {
@@ -110,36 +137,94 @@ struct Execution {
     return code;
   }
 
-  // Takes ready tasks until every task has completed. A worker claims a queue slot only once
-  // a task was pushed into it, so the worker that makes a successor ready (having just run
-  // its predecessor, with that data in its cache) usually runs it too, and an idle worker
-  // never holds a slot the others need.
-  void work(unsigned worker) const {
+  // Counts down `t`'s successors and pushes those that became ready. False (having stopped
+  // the execution) when an edge is inconsistent.
+  bool release_successors(std::uint32_t t) {
+    const TaskRecord &task = tasks[t];
+    if (task.first_successor > num_edges ||
+        task.num_successors > num_edges - task.first_successor) {
+      stop(Inconsistency::kSuccessorRange, t, task.first_successor);
+      return false;
+    }
+    for (std::uint32_t s = 0; s < task.num_successors; ++s) {
+      const std::uint32_t next = successors[task.first_successor + s];
+      if (next >= num_tasks) {
+        stop(Inconsistency::kSuccessorIndex, t, next);
+        return false;
+      }
+      if (std::atomic_ref<std::uint32_t>(remaining[next]).fetch_sub(1, std::memory_order_acq_rel) ==
+              1 &&
+          !push(next)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Takes ready tasks until every task has completed or the execution stopped. A worker claims
+  // a queue slot only once a task was pushed into it, so the worker that makes a successor
+  // ready (having just run its predecessor, with that data in its cache) usually runs it too,
+  // and an idle worker never holds a slot the others need.
+  //
+  // The wait for more ready tasks has no time bound (a kernel may run for as long as it
+  // needs); it ends when the state shows that no more can come: every pushed task completed
+  // (completed == next_push) while some task never ran.
+  void work(unsigned worker) {
     std::atomic_ref<std::uint32_t> next_pop(state->next_pop);
     std::atomic_ref<std::uint32_t> next_push(state->next_push);
     std::atomic_ref<std::uint32_t> completed(state->completed);
     std::atomic_ref<std::uint32_t> failed(state->failed);
-    const std::uint32_t num_tasks = image->num_tasks;
+    const auto finished_or_stalled = [&] {
+      // completed is read before next_push: when both agree, every task ever pushed had
+      // completed when completed was read, so no running task is left to push another.
+      const std::uint32_t done = completed.load(std::memory_order_acquire);
+      if (done == num_tasks) {
+        return true;
+      }
+      if (done > num_tasks) {
+        stop(Inconsistency::kCompletedPastTasks, done, num_tasks);
+        return true;
+      }
+      if (done == next_push.load(std::memory_order_acquire)) {
+        stop(Inconsistency::kStalled, done, num_tasks);
+        return true;
+      }
+      return is_stopped();
+    };
     std::uint32_t slot = next_pop.load(std::memory_order_acquire);
     for (;;) {
+      if (is_stopped()) {
+        return;
+      }
       if (slot >= next_push.load(std::memory_order_acquire)) {
-        if (completed.load(std::memory_order_acquire) == num_tasks) {
+        if (finished_or_stalled()) {
           return;
         }
         if (!spin_until([&] {
               return next_pop.load(std::memory_order_acquire) <
                          next_push.load(std::memory_order_acquire) ||
-                     completed.load(std::memory_order_acquire) == num_tasks;
+                     finished_or_stalled();
             })) {
           std::this_thread::yield();
         }
         slot = next_pop.load(std::memory_order_acquire);
         continue;
       }
+      if (slot >= num_tasks) {
+        stop(Inconsistency::kQueueOverflow, slot, slot);
+        return;
+      }
       if (!next_pop.compare_exchange_weak(slot, slot + 1, std::memory_order_acq_rel)) {
         continue;
       }
       const std::uint32_t t = wait_for_slot(slot);
+      if (t == kEmptyReadySlot) {
+        return;
+      }
+      if (t >= num_tasks) {
+        stop(Inconsistency::kTaskIndex, slot, t);
+        return;
+      }
       if (failed.load(std::memory_order_acquire) == 0) {
         const int code = run_task(t, worker);
         if (code != 0) {
@@ -150,13 +235,8 @@ struct Execution {
           }
         }
       }
-      const TaskRecord &task = tasks[t];
-      for (std::uint32_t s = 0; s < task.num_successors; ++s) {
-        const std::uint32_t next = successors[task.first_successor + s];
-        if (std::atomic_ref<std::uint32_t>(remaining[next])
-                .fetch_sub(1, std::memory_order_acq_rel) == 1) {
-          push(next);
-        }
+      if (is_stopped() || !release_successors(t)) {
+        return;
       }
       completed.fetch_add(1, std::memory_order_acq_rel);
       slot = next_pop.load(std::memory_order_acquire);
@@ -164,12 +244,91 @@ struct Execution {
   }
 
   static void work_entry(void *self, unsigned worker) {
-    static_cast<const Execution *>(self)->work(worker);
+    static_cast<Execution *>(self)->work(worker);
+  }
+
+  // The KERNEL_FAILED status for the recorded inconsistency.
+  Status inconsistency_status() const {
+    const char *what = "";
+    switch (inconsistency) {
+      case Inconsistency::kNone:
+        what = "no inconsistency";
+        break;
+      case Inconsistency::kTaskIndex:
+        what = "a ready slot (first number) holds a value that is not a task index";
+        break;
+      case Inconsistency::kSuccessorRange:
+        what = "a task's successor range (task, first successor) lies outside the edges";
+        break;
+      case Inconsistency::kSuccessorIndex:
+        what = "a task's successor (task, successor) is not a task index";
+        break;
+      case Inconsistency::kQueueOverflow:
+        what = "more tasks became ready than the image has (task, slot)";
+        break;
+      case Inconsistency::kCompletedPastTasks:
+        what = "more tasks completed (first number) than the image has";
+        break;
+      case Inconsistency::kStalled:
+        what =
+            "tasks never become ready: their predecessor counts exceed their edges (completed, "
+            "tasks)";
+        break;
+      case Inconsistency::kSlotNeverFilled:
+        what = "a claimed ready slot (first number) was never filled";
+        break;
+      case Inconsistency::kUnknownKernel:
+        what = "a task (task, kernel id) names a kernel the simulator cannot run";
+        break;
+      case Inconsistency::kOperands:
+        return Status::error(
+            RRT_ERR_KERNEL_FAILED,
+            format("callable %d: inconsistent task-graph image at %p: task %u: %s (first operand "
+                   "%llu of %zu)",
+                   image->callable_id, static_cast<const void *>(image), where,
+                   describe(operand_error), static_cast<unsigned long long>(value),
+                   operands.size()));
+    }
+    return Status::error(RRT_ERR_KERNEL_FAILED,
+                         format("callable %d: inconsistent task-graph image at %p or its scheduler "
+                                "state: %s (%u, %llu); the launch stopped",
+                                image->callable_id, static_cast<const void *>(image), what, where,
+                                static_cast<unsigned long long>(value)));
   }
 };
 
 Status device_failure(std::string message) {
   return Status::error(RRT_ERR_KERNEL_FAILED, std::move(message));
+}
+
+// True when the image's section offsets and size are those its counts give.
+bool layout_matches_counts(const TaskGraphHeader &image) {
+  const TaskGraphLayout layout =
+      task_graph_layout(image.num_tasks, image.num_operands, image.num_edges);
+  return image.tasks_offset == layout.tasks && image.operands_offset == layout.operands &&
+         image.successors_offset == layout.successors && image.image_bytes == layout.total;
+}
+
+// OK when a copied scheduler seed is the reset state of `num_tasks` tasks: nothing popped,
+// completed or failed, at most num_tasks ready task indices, and the rest of the queue empty.
+Status check_seed(const SchedulerStateHeader &seed, const std::uint32_t *ready,
+                  std::uint32_t num_tasks, const void *address) {
+  if (seed.next_push > num_tasks || seed.next_pop != 0 || seed.completed != 0 || seed.failed != 0) {
+    return device_failure(format(
+        "the scheduler seed at %p is inconsistent: %u ready, %u taken, %u completed, failed %u "
+        "for %u tasks",
+        address, seed.next_push, seed.next_pop, seed.completed, seed.failed, num_tasks));
+  }
+  for (std::uint32_t slot = 0; slot < num_tasks; ++slot) {
+    const bool filled = slot < seed.next_push;
+    if (filled ? ready[slot] >= num_tasks : ready[slot] != kEmptyReadySlot) {
+      return device_failure(format(
+          "the scheduler seed at %p is inconsistent: ready slot %u holds task index %u of %u "
+          "tasks",
+          address, slot, ready[slot], num_tasks));
+    }
+  }
+  return Status::ok();
 }
 
 }  // namespace
@@ -228,11 +387,21 @@ Status DeviceRuntime::execute(const std::byte *invocation, std::size_t bytes) {
                image->callable_id, image->num_params, image->num_scalars, header.tensor_count,
                header.scalar_count));
   }
+  if (!layout_matches_counts(*image)) {
+    return device_failure(format(
+        "callable %d: inconsistent task-graph image at %p: its sections lie outside the image "
+        "its counts describe (%u tasks, %u operands, %u edges, %llu bytes)",
+        image->callable_id, static_cast<const void *>(image), image->num_tasks, image->num_operands,
+        image->num_edges, static_cast<unsigned long long>(image->image_bytes)));
+  }
   const auto *base = reinterpret_cast<const std::byte *>(image);
   run.kernels = &kernels_;
   run.image = image;
+  run.num_tasks = image->num_tasks;
+  run.num_edges = image->num_edges;
   run.tasks = reinterpret_cast<const TaskRecord *>(base + image->tasks_offset);
-  run.operands = reinterpret_cast<const OperandRecord *>(base + image->operands_offset);
+  run.operands = std::span<const OperandRecord>(
+      reinterpret_cast<const OperandRecord *>(base + image->operands_offset), image->num_operands);
   run.successors = reinterpret_cast<const std::uint32_t *>(base + image->successors_offset);
   run.timings = reinterpret_cast<TaskTiming *>(run.payload.timings_address);
   auto *wall = reinterpret_cast<LaunchRecord *>(run.payload.wall_address);
@@ -244,8 +413,8 @@ Status DeviceRuntime::execute(const std::byte *invocation, std::size_t bytes) {
   }
   const std::uint32_t num_tasks = image->num_tasks;
   run.state = reinterpret_cast<SchedulerStateHeader *>(state_bytes);
-  run.remaining = reinterpret_cast<std::uint32_t *>(state_bytes + sizeof(SchedulerStateHeader));
-  run.ready = run.remaining + num_tasks;
+  run.remaining = reinterpret_cast<std::uint32_t *>(state_bytes + scheduler_remaining_offset());
+  run.ready = reinterpret_cast<std::uint32_t *>(state_bytes + scheduler_ready_offset(num_tasks));
   if (image->scheduler_seed != 0) {
     std::memcpy(state_bytes, reinterpret_cast<const void *>(image->scheduler_seed),
                 scheduler_state_bytes(num_tasks));
@@ -257,12 +426,14 @@ Status DeviceRuntime::execute(const std::byte *invocation, std::size_t bytes) {
           static_cast<unsigned long long>(run.state->generation),
           static_cast<unsigned long long>(image->generation)));
     }
+    RRT_RETURN_IF_ERROR(check_seed(*run.state, run.ready, num_tasks,
+                                   reinterpret_cast<const void *>(image->scheduler_seed)));
   } else {
     *run.state = SchedulerStateHeader{0, 0, 0, 0, -1, 0, image->generation};
     std::uint32_t roots = 0;
     for (std::uint32_t t = 0; t < num_tasks; ++t) {
       run.remaining[t] = run.tasks[t].num_predecessors;
-      run.ready[t] = kEmptySlot;
+      run.ready[t] = kEmptyReadySlot;
     }
     for (std::uint32_t t = 0; t < num_tasks; ++t) {
       if (run.tasks[t].num_predecessors == 0) {
@@ -281,6 +452,9 @@ Status DeviceRuntime::execute(const std::byte *invocation, std::size_t bytes) {
     ++wall->launches;
   }
 
+  if (run.stopped.load(std::memory_order_acquire)) {
+    return run.inconsistency_status();
+  }
   if (run.state->failed != 0) {
     const std::int32_t task = run.state->failed_task;
     const std::int32_t kernel_id =
