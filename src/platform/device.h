@@ -36,9 +36,10 @@ struct MemoryCounters {
   std::uint64_t peak_live_bytes = 0;
 };
 
-// A device entry point: the device half of the runtime, launched like any device function.
-// It runs on the device (sim: a stream's executor thread) with the invocation bytes the launch
-// enqueued, and returns OK or the failure that becomes sticky on the stream.
+// A device entry point: a host function that a backend able to run one (the simulator, whose
+// executor is such an entry) launches like any device function. It runs on the device (sim: a
+// stream's executor thread) with the invocation bytes the launch enqueued, and returns OK or
+// the failure that becomes sticky on the stream.
 using DeviceEntry = Status (*)(void *entry_context, const std::byte *invocation,
                                std::size_t invocation_bytes);
 

@@ -20,13 +20,14 @@ namespace replayrt {
 inline constexpr std::size_t kMaxTaskOperands = 32;
 
 // A task's resolved operands. Only the first num_tensors entries of `addresses` and `sizes`
-// and the first num_scalars entries of `scalars` are meaningful.
+// and the first num_scalars entries of `scalars` are written and meaningful; the arrays are
+// left uninitialized otherwise, since resolution runs once per executed task.
 struct ResolvedOperands {
   std::uint32_t num_tensors = 0;
   std::uint32_t num_scalars = 0;
-  std::array<void *, kMaxTaskOperands> addresses{};
-  std::array<std::uint64_t, kMaxTaskOperands> sizes{};
-  std::array<std::uint64_t, kMaxTaskOperands> scalars{};
+  std::array<void *, kMaxTaskOperands> addresses;
+  std::array<std::uint64_t, kMaxTaskOperands> sizes;
+  std::array<std::uint64_t, kMaxTaskOperands> scalars;
 
   // The kernel arguments; they point into this object, which must outlive them.
   rrt_kernel_args_t args() const noexcept;
