@@ -111,7 +111,8 @@ class DeviceConformanceTest : public ::testing::TestWithParam<Backend> {
 };
 
 std::vector<std::uint8_t> filled(std::size_t bytes, std::uint8_t value) {
-  return std::vector<std::uint8_t>(bytes, value);
+  std::vector<std::uint8_t> out(bytes, value);
+  return out;
 }
 
 TEST_P(DeviceConformanceTest, PropertiesDescribeTheAllocations) {
