@@ -1,5 +1,5 @@
 // Engine: the runtime of one context. It owns the device, the DeviceContext (memory and
-// latch), the kernels, the prepared callables and the device half, and carries out the
+// latch), the kernels, the prepared callables and the device's executor, and carries out the
 // program-mode run pipeline and kernel-mode launches.
 #pragma once
 

@@ -19,10 +19,18 @@ namespace replayrt::sim {
 //   2. read the task-graph image at the payload's image address and check that it is one
 //      (magic, version) and that it is the callable and generation the header names: an image
 //      that was freed, moved or replaced after capture fails here instead of computing garbage;
-//   3. reset the scheduler state (from the image, or from the host-built seed it names);
+//      check that its section offsets and size are the ones its counts give;
+//   3. reset the scheduler state (from the image, or from the host-built seed it names, which
+//      must be a reset state: nothing taken or completed, ready slots naming tasks);
 //   4. run every task once its predecessors completed, on up to 1 + helpers workers;
 //   5. report the first kernel failure as RRT_ERR_KERNEL_FAILED naming the callable, the task
 //      and the kernel; later tasks are skipped.
+// Every index read from device memory (ready slots, successor ranges and indices, operand
+// ranges and payload indices) is checked against the image's counts before it is used. An
+// inconsistent image or state stops every worker and is RRT_ERR_KERNEL_FAILED naming the
+// inconsistency: when no task is running or ready but some never ran, when more tasks
+// complete or become ready than exist, or when a claimed ready slot stays empty for 10 s.
+// Waiting for running tasks has no time bound.
 // When the invocation carries profiling addresses, every executed task writes its TaskTiming
 // there and the launch writes its LaunchRecord to the device-wall record.
 // Thread safety: entry() may run concurrently for invocations whose scheduler states differ.
