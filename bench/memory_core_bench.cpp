@@ -32,11 +32,11 @@
 #include "memory/device_allocator.h"
 #include "memory/prebuilt_image_cache.h"
 #include "memory/retained_buffer.h"
+#include "platform/launch/kernel_registry.h"
 #include "platform/sim/sim_device.h"
 #include "runtime/bind.h"
 #include "runtime/callable.h"
 #include "runtime/device_build_bind.h"
-#include "runtime/kernel_registry.h"
 
 namespace {
 
