@@ -24,7 +24,7 @@
 #include "capi/handles.h"
 #include "platform/device.h"
 #include "platform/device_factory.h"
-#include "runtime/kernels/builtin_kernels.h"
+#include "platform/launch/builtin_kernels.h"
 
 namespace {
 
@@ -163,9 +163,9 @@ void naive(benchmark::State &state) {
   NaiveKernels kernels;
   for (const replayrt::BuiltinKernel &kernel : replayrt::builtin_kernels()) {
     if (std::string(kernel.name) == "scale") {
-      kernels.scale = kernel.fn;
+      kernels.scale = kernel.sim_host_fn;
     } else if (std::string(kernel.name) == "add") {
-      kernels.add = kernel.fn;
+      kernels.add = kernel.sim_host_fn;
     }
   }
   std::vector<float> x(kElements, 1.0F);

@@ -34,10 +34,10 @@
 #include "memory/arena_bank.h"
 #include "memory/guarded_block.h"
 #include "memory/prebuilt_image_cache.h"
+#include "platform/launch/kernel_registry.h"
 #include "platform/sim/sim_device.h"
 #include "runtime/bind.h"
 #include "runtime/callable.h"
-#include "runtime/kernel_registry.h"
 
 namespace {
 

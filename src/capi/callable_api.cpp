@@ -23,7 +23,7 @@ RRT_API rrt_status_t rrt_kernel_register(rrt_context_t ctx, const char *name, rr
     RRT_RETURN_IF_ERROR(require_non_null(out_kernel_id, "out_kernel_id"));
     replayrt::KernelEntry entry;
     entry.name = name;
-    entry.fn = fn;
+    entry.sim_host_fn = fn;
     entry.user = user;
     return ctx->engine->kernels().add(std::move(entry), out_kernel_id);
   });

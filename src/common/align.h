@@ -5,9 +5,15 @@
 
 namespace replayrt {
 
-// `value` rounded up to a multiple of `alignment` (a power of two).
-constexpr std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) noexcept {
-  return (value + alignment - 1) & ~(alignment - 1);
+// The alignment the C ABI promises for every device address the runtime hands out: allocation
+// bases, staging slices, resident images and definitions. A backend's base alignment is at
+// least this.
+inline constexpr std::uint64_t kDeviceAddressAlignment = 1024;
+
+// The smallest multiple of `align` (> 0) that is >= `value`. The caller keeps `value` at
+// least `align` below the type's maximum.
+constexpr std::uint64_t align_up(std::uint64_t value, std::uint64_t align) noexcept {
+  return (value + align - 1) / align * align;
 }
 
 }  // namespace replayrt

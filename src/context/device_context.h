@@ -11,6 +11,7 @@
 
 #include <replayrt/replayrt.h>
 
+#include "common/align.h"
 #include "common/growth_point.h"
 #include "context/execution_mode_latch.h"
 #include "context/slot_view.h"
@@ -84,7 +85,7 @@ class DeviceContext final : public BlockHost {
  public:
   static constexpr int kPipelineDepth = 2;
   // Resident images and scheduler seeds start at multiples of this in the resident pool.
-  static constexpr std::uint64_t kResidentAlignment = 1024;
+  static constexpr std::uint64_t kResidentAlignment = kDeviceAddressAlignment;
 
   // `device` must outlive the context.
   explicit DeviceContext(Device &device);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 
+#include "common/align.h"
 #include "memory/guarded_block.h"
 
 namespace replayrt {
@@ -26,7 +27,7 @@ namespace replayrt {
 // Thread safety: none; the context serializes access.
 class GraphDefinitionStore {
  public:
-  static constexpr std::uint64_t kAlignment = 1024;
+  static constexpr std::uint64_t kAlignment = kDeviceAddressAlignment;
 
   struct Placement {
     void *address = nullptr;

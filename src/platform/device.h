@@ -36,9 +36,10 @@ struct MemoryCounters {
   std::uint64_t peak_live_bytes = 0;
 };
 
-// A device entry point: the device half of the runtime, launched like any device function.
-// It runs on the device (sim: a stream's executor thread) with the invocation bytes the launch
-// enqueued, and returns OK or the failure that becomes sticky on the stream.
+// A device entry point: a host function that a backend able to run one (the simulator, whose
+// executor is such an entry) launches like any device function. It runs on the device (sim: a
+// stream's executor thread) with the invocation bytes the launch enqueued, and returns OK or
+// the failure that becomes sticky on the stream.
 using DeviceEntry = Status (*)(void *entry_context, const std::byte *invocation,
                                std::size_t invocation_bytes);
 
@@ -53,6 +54,27 @@ struct LaunchRequest {
   std::span<const void *const> referenced;
 };
 
+// What a backend guarantees about its memory.
+struct DeviceProperties {
+  // Every allocation base is a multiple of it (a power of two).
+  std::size_t base_alignment = 0;
+  // True when host code may read and write device addresses directly (the simulator, whose
+  // device memory is host memory). Otherwise device memory is reached only through the
+  // Device's copies and memset.
+  bool host_can_dereference = false;
+};
+
+class KernelRegistry;  // platform/launch/kernel_registry.h
+
+// How an Executor runs the kernels of a bound launch.
+struct ExecutorConfig {
+  // The kernels that task-graph images name by id. Must outlive the executor.
+  const KernelRegistry *kernels = nullptr;
+  // Simulator: device worker threads per invocation (0 means 1). Backends whose device has no
+  // host-side worker team ignore it.
+  unsigned sim_workers = 1;
+};
+
 // A device address a graph captured, with the allocation it belonged to at capture.
 struct CapturedAddress {
   std::uintptr_t address = 0;
@@ -61,6 +83,7 @@ struct CapturedAddress {
 };
 
 class Event;
+class Executor;
 class Graph;
 class Stream;
 
@@ -76,8 +99,10 @@ class Device {
   Device(Device &&) = delete;
   Device &operator=(Device &&) = delete;
 
-  // A 1024-byte-aligned allocation of at least `bytes` (> 0) bytes, or null when the device
-  // cannot provide it. A fault-injecting wrapper may also throw.
+  virtual DeviceProperties properties() const = 0;
+
+  // An allocation of at least `bytes` (> 0) bytes aligned to properties().base_alignment, or
+  // null when the device cannot provide it. A fault-injecting wrapper may also throw.
   virtual void *allocate(std::size_t bytes) = 0;
   // Frees an allocation base. An unknown pointer, an interior pointer or a second free returns
   // RRT_ERR_INVALID_ARGUMENT and changes nothing.
@@ -97,6 +122,34 @@ class Device {
 
   virtual Status create_stream(std::unique_ptr<Stream> *out) = 0;
   virtual Status create_event(std::unique_ptr<Event> *out) = 0;
+  // The device's executor of bound launches. RRT_ERR_INVALID_ARGUMENT for a null `out` or a
+  // config without kernels; RRT_ERR_INTERNAL when the backend cannot start its workers. The
+  // executor must outlive every stream it enqueued on and every graph that captured one of
+  // its launches, and must not outlive the device.
+  virtual Status create_executor(const ExecutorConfig &config, std::unique_ptr<Executor> *out) = 0;
+};
+
+// Runs bound launches on a device: an invocation (platform/launch/invocation_header.h) names a
+// task-graph image (platform/launch/task_graph_image.h) in device memory, and executing it runs
+// every task of the image, in dependency order, on the device. A task's failure, or an
+// invocation or image that is malformed or inconsistent, is RRT_ERR_KERNEL_FAILED on the
+// stream (sticky, as any launch failure), never a hang or a write outside the image's buffers.
+// Thread safety: enqueue() may be called from any thread, for any stream of the device.
+class Executor {
+ public:
+  Executor() = default;
+  virtual ~Executor() = default;
+  Executor(const Executor &) = delete;
+  Executor &operator=(const Executor &) = delete;
+  Executor(Executor &&) = delete;
+  Executor &operator=(Executor &&) = delete;
+
+  // Enqueues the execution of `invocation` on `stream`, a stream of the device that created
+  // this executor. The bytes are copied at enqueue (and into the graph at capture);
+  // `referenced` is every device address the execution may dereference, as in
+  // LaunchRequest. Errors as Stream::enqueue_launch.
+  virtual Status enqueue(Stream &stream, std::span<const std::byte> invocation,
+                         std::span<const void *const> referenced) = 0;
 };
 
 // An in-order queue of device work.

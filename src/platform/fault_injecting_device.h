@@ -30,6 +30,7 @@ class FaultInjectingDevice final : public Device {
   std::uint64_t allocation_attempts() const;
   std::uint64_t injected_failures() const;
 
+  DeviceProperties properties() const override { return inner_.properties(); }
   void *allocate(std::size_t bytes) override;
   Status free(void *ptr) override { return inner_.free(ptr); }
   Status copy_host_to_device(void *dst, const void *src, std::size_t bytes) override {
@@ -53,6 +54,9 @@ class FaultInjectingDevice final : public Device {
   MemoryCounters memory_counters() const override { return inner_.memory_counters(); }
   Status create_stream(std::unique_ptr<Stream> *out) override { return inner_.create_stream(out); }
   Status create_event(std::unique_ptr<Event> *out) override { return inner_.create_event(out); }
+  Status create_executor(const ExecutorConfig &config, std::unique_ptr<Executor> *out) override {
+    return inner_.create_executor(config, out);
+  }
 
  private:
   enum class OneShot { kNone, kReturnNull, kThrow };

@@ -3,15 +3,11 @@
 #include <cstring>
 
 #include "common/align.h"
+#include "platform/launch/invocation_header.h"
 #include "runtime/device_build_bind.h"
 #include "runtime/host_build_bind.h"
-#include "runtime/invocation_header.h"
 
 namespace replayrt {
-
-namespace {
-constexpr std::uint64_t kSliceAlignment = 1024;
-}  // namespace
 
 const BindStrategy &bind_strategy(rrt_bind_strategy_t bind) noexcept {
   static const DeviceBuildBind device_build;
@@ -23,7 +19,7 @@ const BindStrategy &bind_strategy(rrt_bind_strategy_t bind) noexcept {
 }
 
 std::uint64_t staging_slice_bytes(std::uint64_t bytes) noexcept {
-  return align_up(bytes, kSliceAlignment);
+  return align_up(bytes, kDeviceAddressAlignment);
 }
 
 std::uint64_t run_staging_bytes(const RunArgsView &args) noexcept {

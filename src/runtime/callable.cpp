@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/align.h"
 #include "common/format.h"
 #include "common/raw_enum.h"
+#include "platform/launch/task_graph_image.h"
 #include "runtime/bind.h"
-#include "runtime/task_graph_image.h"
 
 namespace replayrt {
 
@@ -128,7 +129,7 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
   for (std::uint32_t i = 0; i < desc.num_intermediates; ++i) {
     TensorLayout &layout = callable->intermediates_[i];
     RRT_RETURN_IF_ERROR(validate_tensor(desc.intermediates[i], "intermediate", i, false, &layout));
-    heap = (heap + kIntermediateAlignment - 1) / kIntermediateAlignment * kIntermediateAlignment;
+    heap = align_up(heap, kIntermediateAlignment);
     callable->intermediate_offsets_[i] = heap;
     heap += layout.bytes;
     if (heap > kMaxTensorBytes) {

@@ -11,7 +11,7 @@
 #include <replayrt/replayrt.h>
 
 #include "common/status.h"
-#include "runtime/kernel_registry.h"
+#include "platform/launch/kernel_registry.h"
 
 namespace replayrt {
 

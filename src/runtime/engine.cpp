@@ -6,7 +6,7 @@
 #include "common/format.h"
 #include "context/launch_scope.h"
 #include "runtime/run_args.h"
-#include "runtime/task_graph_image.h"
+#include "runtime/task_graph_builder.h"
 
 namespace replayrt {
 
@@ -38,7 +38,11 @@ void unclaim_context_generation(std::uint64_t generation) noexcept {
 
 Status Engine::create(std::unique_ptr<Device> device, unsigned device_workers,
                       std::unique_ptr<Engine> *out) {
-  std::unique_ptr<Engine> engine(new Engine(std::move(device), device_workers));
+  std::unique_ptr<Engine> engine(new Engine(std::move(device)));
+  ExecutorConfig executor;
+  executor.kernels = &engine->kernels_;
+  executor.sim_workers = device_workers;
+  RRT_RETURN_IF_ERROR(engine->device_->create_executor(executor, &engine->executor_));
   RRT_RETURN_IF_ERROR(engine->device_->create_stream(&engine->own_stream_));
   for (auto &event : engine->slot_done_) {
     RRT_RETURN_IF_ERROR(engine->device_->create_event(&event));
@@ -48,10 +52,7 @@ Status Engine::create(std::unique_ptr<Device> device, unsigned device_workers,
   return Status::ok();
 }
 
-Engine::Engine(std::unique_ptr<Device> device, unsigned device_workers)
-    : device_(std::move(device)),
-      context_(*device_),
-      device_runtime_(kernels_, device_workers == 0 ? 1 : device_workers) {}
+Engine::Engine(std::unique_ptr<Device> device) : device_(std::move(device)), context_(*device_) {}
 
 Engine::~Engine() {
   if (own_stream_) {
@@ -186,12 +187,7 @@ Status Engine::enqueue_bound(const BoundRun &bound, Stream &stream) {
   for (const StagedCopy &copy : bound.copies_in) {
     RRT_RETURN_IF_ERROR(stream.enqueue_copy_host_to_device(copy.dst, copy.src, copy.bytes));
   }
-  LaunchRequest launch;
-  launch.entry = &DeviceRuntime::entry;
-  launch.entry_context = &device_runtime_;
-  launch.invocation = bound.invocation_span();
-  launch.referenced = bound.referenced;
-  RRT_RETURN_IF_ERROR(stream.enqueue_launch(launch));
+  RRT_RETURN_IF_ERROR(executor_->enqueue(stream, bound.invocation_span(), bound.referenced));
   for (const StagedCopy &copy : bound.copies_out) {
     RRT_RETURN_IF_ERROR(stream.enqueue_copy_device_to_host(copy.dst, copy.src, copy.bytes));
   }

@@ -1,5 +1,5 @@
 // Engine: the runtime of one context. It owns the device, the DeviceContext (memory and
-// latch), the kernels, the prepared callables and the device half, and carries out the
+// latch), the kernels, the prepared callables and the device's executor, and carries out the
 // program-mode run pipeline and kernel-mode launches.
 #pragma once
 
@@ -15,12 +15,12 @@
 #include "common/status.h"
 #include "context/device_context.h"
 #include "platform/device.h"
+#include "platform/launch/kernel_registry.h"
+#include "platform/launch/profile_records.h"
 #include "runtime/bind.h"
 #include "runtime/bound_run.h"
 #include "runtime/callable.h"
 #include "runtime/callable_table.h"
-#include "runtime/device/device_runtime.h"
-#include "runtime/kernel_registry.h"
 
 namespace replayrt {
 
@@ -82,7 +82,8 @@ class Engine {
   // Bytes of host-side image a callable may have (RRT_ERR_CALLABLE_BYTES_EXCEEDED beyond).
   static constexpr std::uint64_t kMaxCallableImageBytes = std::uint64_t{64} << 20;
 
-  // A mode-less engine on `device` with `device_workers` (>= 1) workers per invocation.
+  // A mode-less engine on `device`, whose executor the device creates; `device_workers` is
+  // the simulator executor's workers per invocation (0 means 1).
   static Status create(std::unique_ptr<Device> device, unsigned device_workers,
                        std::unique_ptr<Engine> *out);
   ~Engine();
@@ -151,7 +152,7 @@ class Engine {
     const Engine &engine_;
   };
 
-  Engine(std::unique_ptr<Device> device, unsigned device_workers);
+  explicit Engine(std::unique_ptr<Device> device);
 
   using CallableRecord = CallableTable::Record;
 
@@ -166,7 +167,7 @@ class Engine {
   std::unique_ptr<Device> device_;
   DeviceContext context_;
   KernelRegistry kernels_;
-  DeviceRuntime device_runtime_;
+  std::unique_ptr<Executor> executor_;
   std::unique_ptr<Stream> own_stream_;
   std::array<std::unique_ptr<Event>, DeviceContext::kPipelineDepth> slot_done_;
   std::unique_ptr<Event> serial_tail_;

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "runtime/task_graph_image.h"
+#include "runtime/task_graph_builder.h"
 
 namespace replayrt {
 

@@ -350,6 +350,10 @@ class GatedDevice final : public Device {
   MemoryCounters memory_counters() const override { return inner_.memory_counters(); }
   Status create_stream(std::unique_ptr<Stream> *out) override { return inner_.create_stream(out); }
   Status create_event(std::unique_ptr<Event> *out) override { return inner_.create_event(out); }
+  DeviceProperties properties() const override { return inner_.properties(); }
+  Status create_executor(const ExecutorConfig &config, std::unique_ptr<Executor> *out) override {
+    return inner_.create_executor(config, out);
+  }
 
  private:
   Device &inner_;

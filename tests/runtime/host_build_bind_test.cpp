@@ -7,7 +7,7 @@
 
 #include "context/device_context.h"
 #include "context/launch_scope.h"
-#include "runtime/task_graph_image.h"
+#include "runtime/task_graph_builder.h"
 #include "support/callable_builder.h"
 #include "support/counting_slot.h"
 #include "support/device_rig.h"

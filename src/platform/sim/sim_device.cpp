@@ -3,6 +3,7 @@
 #include <system_error>
 
 #include "common/format.h"
+#include "platform/sim/executor/device_runtime.h"
 #include "platform/sim/sim_event.h"
 #include "platform/sim/sim_stream.h"
 
@@ -11,6 +12,10 @@ namespace replayrt::sim {
 SimDevice::SimDevice(SimDeviceOptions options) : memory_(options.memory) {}
 
 SimDevice::~SimDevice() = default;
+
+DeviceProperties SimDevice::properties() const {
+  return kSimDeviceProperties;
+}
 
 void *SimDevice::allocate(std::size_t bytes) {
   return memory_.allocate(bytes);
@@ -67,6 +72,22 @@ Status SimDevice::create_event(std::unique_ptr<Event> *out) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT, "create_event with a null event output");
   }
   *out = std::make_unique<SimEvent>();
+  return Status::ok();
+}
+
+Status SimDevice::create_executor(const ExecutorConfig &config, std::unique_ptr<Executor> *out) {
+  if (out == nullptr || config.kernels == nullptr) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                         "create_executor needs a kernel registry and an executor output");
+  }
+  try {
+    *out = std::make_unique<DeviceRuntime>(*config.kernels,
+                                           config.sim_workers == 0 ? 1 : config.sim_workers);
+  } catch (const std::system_error &error) {
+    return Status::error(
+        RRT_ERR_INTERNAL,
+        format("create_executor: cannot start the device worker threads: %s", error.what()));
+  }
   return Status::ok();
 }
 

@@ -12,14 +12,16 @@ struct SimDeviceOptions {
   SimMemoryOptions memory;
 };
 
-// Memory is SimMemory; streams are SimStreams (one executor thread each) and events are
-// SimEvents. Streams and graphs must not outlive the device; events may.
-// Thread safety: every member is thread-safe.
+// Memory is SimMemory; streams are SimStreams (one executor thread each), events are
+// SimEvents, and bound launches run on DeviceRuntime executors. Streams and graphs must not outlive
+// the device; events may. Thread safety: every member is thread-safe.
 class SimDevice final : public Device {
  public:
   explicit SimDevice(SimDeviceOptions options = {});
   ~SimDevice() override;
 
+  // kSimDeviceProperties.
+  DeviceProperties properties() const override;
   void *allocate(std::size_t bytes) override;
   Status free(void *ptr) override;
   Status copy_host_to_device(void *dst, const void *src, std::size_t bytes) override;
@@ -34,6 +36,8 @@ class SimDevice final : public Device {
   Status create_stream(std::unique_ptr<Stream> *out) override;
   // RRT_ERR_INVALID_ARGUMENT for a null `out`.
   Status create_event(std::unique_ptr<Event> *out) override;
+  // A DeviceRuntime (platform/sim/executor) with config.sim_workers workers per invocation.
+  Status create_executor(const ExecutorConfig &config, std::unique_ptr<Executor> *out) override;
 
   SimMemory &memory() noexcept { return memory_; }
 

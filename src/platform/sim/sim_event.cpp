@@ -1,6 +1,6 @@
 #include "platform/sim/sim_event.h"
 
-#include "common/spin_wait.h"
+#include "platform/sim/spin_wait.h"
 
 namespace replayrt::sim {
 

@@ -7,8 +7,8 @@
 #include <memory>
 #include <mutex>
 
-#include "common/spin_wait.h"
 #include "platform/device.h"
+#include "platform/sim/spin_wait.h"
 
 namespace replayrt::sim {
 

@@ -3,15 +3,12 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/align.h"
 #include "common/format.h"
 
 namespace replayrt::sim {
 
 namespace {
-std::size_t round_up(std::size_t value, std::size_t align) {
-  return (value + align - 1) / align * align;
-}
-
 const void *as_ptr(std::uintptr_t address) {
   return reinterpret_cast<const void *>(address);
 }
@@ -32,7 +29,7 @@ void *SimMemory::allocate(std::size_t bytes) {
   if (bytes == 0 || bytes > (std::size_t{1} << 40)) {
     return nullptr;
   }
-  const std::size_t size = round_up(bytes, kAlignment);
+  const std::size_t size = align_up(bytes, kAlignment);
   void *ptr = std::aligned_alloc(kAlignment, size);
   if (ptr == nullptr) {
     return nullptr;

@@ -10,6 +10,7 @@
 #include <span>
 
 #include "platform/device.h"
+#include "platform/sim/sim_properties.h"
 
 namespace replayrt::sim {
 
@@ -21,7 +22,7 @@ struct SimMemoryOptions {
 };
 
 // Device memory for the simulator. Every allocation:
-//   - has a 1024-byte-aligned base (the hardware DMA granularity);
+//   - has a base aligned to kSimDeviceProperties.base_alignment;
 //   - gets a generation number, unique and never reused;
 //   - is recorded in a live-allocation table that answers "which allocation contains this
 //     address, and is it still the one with generation G?".
@@ -31,7 +32,7 @@ struct SimMemoryOptions {
 // Thread safety: every member is thread-safe.
 class SimMemory {
  public:
-  static constexpr std::size_t kAlignment = 1024;
+  static constexpr std::size_t kAlignment = kSimDeviceProperties.base_alignment;
   static constexpr unsigned char kPoisonByte = 0xDB;
 
   explicit SimMemory(SimMemoryOptions options = {});

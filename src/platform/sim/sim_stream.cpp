@@ -3,8 +3,8 @@
 #include <utility>
 
 #include "common/format.h"
-#include "common/spin_wait.h"
 #include "platform/sim/sim_event.h"
+#include "platform/sim/spin_wait.h"
 
 namespace replayrt::sim {
 

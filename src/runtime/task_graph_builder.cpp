@@ -1,4 +1,4 @@
-#include "runtime/task_graph_image.h"
+#include "runtime/task_graph_builder.h"
 
 #include <cstring>
 
@@ -8,47 +8,19 @@
 namespace replayrt {
 
 namespace {
-constexpr std::uint64_t align_up(std::uint64_t value, std::uint64_t align) {
-  return (value + align - 1) / align * align;
-}
-
-struct ImageLayout {
-  std::uint64_t tasks = 0;
-  std::uint64_t operands = 0;
-  std::uint64_t successors = 0;
-  std::uint64_t total = 0;
-};
-
-ImageLayout image_layout(std::uint64_t tasks, std::uint64_t operands, std::uint64_t edges) {
-  ImageLayout layout;
-  layout.tasks = align_up(sizeof(TaskGraphHeader), 16);
-  layout.operands = align_up(layout.tasks + tasks * sizeof(TaskRecord), 16);
-  layout.successors = align_up(layout.operands + operands * sizeof(OperandRecord), 16);
-  layout.total = align_up(layout.successors + edges * sizeof(std::uint32_t), 64);
-  return layout;
-}
-
 template <class T>
 void store(std::span<std::byte> out, std::uint64_t offset, const T &value) {
   std::memcpy(out.data() + offset, &value, sizeof(T));
 }
 }  // namespace
 
-std::uint64_t task_graph_image_bytes(std::uint64_t tasks, std::uint64_t operands,
-                                     std::uint64_t edges) noexcept {
-  return image_layout(tasks, operands, edges).total;
-}
-
-std::uint64_t scheduler_state_bytes(std::uint64_t tasks) noexcept {
-  return align_up(sizeof(SchedulerStateHeader) + 2 * tasks * sizeof(std::uint32_t), 64);
-}
-
 Status build_task_graph_image(const Callable &callable, const ImageBinding &binding,
                               std::span<std::byte> out) {
   const auto tasks = callable.tasks();
   const auto operands = callable.operands();
   const auto successors = callable.successors();
-  const ImageLayout layout = image_layout(tasks.size(), operands.size(), successors.size());
+  const TaskGraphLayout layout =
+      task_graph_layout(tasks.size(), operands.size(), successors.size());
   if (out.size() != layout.total) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT,
                          format("image buffer of %zu bytes, the image needs %llu", out.size(),
@@ -121,12 +93,12 @@ Status build_scheduler_seed(const Callable &callable, std::uint64_t generation,
     return Status::error(RRT_ERR_INVALID_ARGUMENT, "scheduler seed buffer has the wrong size");
   }
   std::memset(out.data(), 0, out.size());
-  const std::uint64_t remaining = sizeof(SchedulerStateHeader);
-  const std::uint64_t ready = remaining + tasks.size() * sizeof(std::uint32_t);
+  const std::uint64_t remaining = scheduler_remaining_offset();
+  const std::uint64_t ready = scheduler_ready_offset(tasks.size());
   std::uint32_t roots = 0;
   for (std::size_t t = 0; t < tasks.size(); ++t) {
     store(out, remaining + t * sizeof(std::uint32_t), tasks[t].num_predecessors);
-    store(out, ready + t * sizeof(std::uint32_t), ~std::uint32_t{0});
+    store(out, ready + t * sizeof(std::uint32_t), kEmptyReadySlot);
   }
   for (std::size_t t = 0; t < tasks.size(); ++t) {
     if (tasks[t].num_predecessors == 0) {

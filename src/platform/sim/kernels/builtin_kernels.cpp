@@ -1,4 +1,4 @@
-#include "runtime/kernels/builtin_kernels.h"
+#include "platform/launch/builtin_kernels.h"
 
 #include <algorithm>
 #include <array>

@@ -1,17 +1,17 @@
-#include "runtime/kernel_registry.h"
+#include "platform/launch/kernel_registry.h"
 
 #include <utility>
 
 #include "common/format.h"
-#include "runtime/kernels/builtin_kernels.h"
+#include "platform/launch/builtin_kernels.h"
 
 namespace replayrt {
 
 KernelRegistry::KernelRegistry() {
   for (const BuiltinKernel &builtin : builtin_kernels()) {
     std::int32_t id = -1;
-    const Status status = add(KernelEntry{builtin.name, builtin.fn, nullptr, builtin.num_tensors,
-                                          builtin.num_scalars, true},
+    const Status status = add(KernelEntry{builtin.name, builtin.sim_host_fn, nullptr,
+                                          builtin.num_tensors, builtin.num_scalars, true},
                               &id);
     (void)status;
   }
@@ -22,7 +22,7 @@ Status KernelRegistry::add(KernelEntry entry, std::int32_t *out_id) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT,
                          format("kernel name must have 1 to %zu characters", kMaxNameLength));
   }
-  if (entry.fn == nullptr) {
+  if (!entry.has_launcher()) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT,
                          "kernel '" + entry.name + "' has a null function pointer");
   }

@@ -1,4 +1,4 @@
-#include "runtime/kernels/builtin_kernels.h"
+#include "platform/launch/builtin_kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -81,7 +81,7 @@ struct Call {
       ADD_FAILURE() << "no built-in kernel named " << name;
       return -1;
     }
-    return kernel->fn(&call_args, nullptr);
+    return kernel->sim_host_fn(&call_args, nullptr);
   }
 
   Floats &out() { return tensors.back(); }
@@ -212,7 +212,7 @@ TEST(BuiltinKernelTableTest, ListsEveryKernelInOrderWithItsOperandCounts) {
   ASSERT_EQ(table.size(), expected.size());
   for (std::size_t i = 0; i < table.size(); ++i) {
     EXPECT_EQ(std::string_view(table[i].name), expected[i].name) << "at index " << i;
-    EXPECT_NE(table[i].fn, nullptr) << table[i].name;
+    EXPECT_NE(table[i].sim_host_fn, nullptr) << table[i].name;
     EXPECT_EQ(table[i].num_tensors, expected[i].num_tensors) << table[i].name;
     EXPECT_EQ(table[i].num_scalars, expected[i].num_scalars) << table[i].name;
   }
@@ -223,7 +223,7 @@ TEST(BuiltinKernelTableTest, NamesAndFunctionsAreUnique) {
   std::set<rrt_kernel_fn> functions;
   for (const BuiltinKernel &kernel : builtin_kernels()) {
     EXPECT_TRUE(names.insert(kernel.name).second) << kernel.name;
-    EXPECT_TRUE(functions.insert(kernel.fn).second) << kernel.name;
+    EXPECT_TRUE(functions.insert(kernel.sim_host_fn).second) << kernel.name;
   }
 }
 
@@ -325,7 +325,7 @@ TEST_P(EveryKernelTest, RejectsWrongOperandCounts) {
   args.tensor_bytes = nullptr;
   expect_rejected(call, name(), args, kWrongOperandCount);
 
-  EXPECT_EQ(find_kernel(name())->fn(nullptr, nullptr), kWrongOperandCount);
+  EXPECT_EQ(find_kernel(name())->sim_host_fn(nullptr, nullptr), kWrongOperandCount);
 }
 
 TEST_P(EveryKernelTest, RejectsByteSizesThatAreNotWholeFloats) {
@@ -377,7 +377,7 @@ TEST_P(EveryKernelTest, UserPointerIsIgnored) {
   Call without_user = valid_call(name());
   int user_value = 42;
   const rrt_kernel_args_t args = with_user.args();
-  ASSERT_EQ(find_kernel(name())->fn(&args, &user_value), kOk);
+  ASSERT_EQ(find_kernel(name())->sim_host_fn(&args, &user_value), kOk);
   ASSERT_EQ(without_user.run(name()), kOk);
   EXPECT_TRUE(same_bits(with_user.out(), without_user.out()));
   EXPECT_EQ(user_value, 42);

@@ -1,8 +1,8 @@
-#include "runtime/device/worker_pool.h"
+#include "platform/sim/executor/worker_pool.h"
 
-#include "common/spin_wait.h"
+#include "platform/sim/spin_wait.h"
 
-namespace replayrt {
+namespace replayrt::sim {
 
 WorkerPool::WorkerPool(unsigned helpers) {
   threads_.reserve(helpers);
@@ -50,4 +50,4 @@ void WorkerPool::helper_loop(unsigned worker) {
   }
 }
 
-}  // namespace replayrt
+}  // namespace replayrt::sim

@@ -1,17 +1,18 @@
-// DeviceRuntime: the device half of the runtime. The platform launches it like any device
+// DeviceRuntime: the simulator's executor of bound launches. The sim stream launches it like any
 // function; it reads the invocation, then the task-graph image and the scheduler state from
 // device memory, and runs the tasks on the device's worker team.
 #pragma once
 
 #include <cstddef>
+#include <span>
 
 #include "common/status.h"
 #include "platform/device.h"
+#include "platform/launch/kernel_registry.h"
 #include "platform/launch/profile_records.h"
-#include "runtime/device/worker_pool.h"
-#include "runtime/kernel_registry.h"
+#include "platform/sim/executor/worker_pool.h"
 
-namespace replayrt {
+namespace replayrt::sim {
 
 // Execution of one invocation:
 //   1. decode and check the invocation header (reserved fields zero, no host-only copies,
@@ -19,19 +20,31 @@ namespace replayrt {
 //   2. read the task-graph image at the payload's image address and check that it is one
 //      (magic, version) and that it is the callable and generation the header names: an image
 //      that was freed, moved or replaced after capture fails here instead of computing garbage;
-//   3. reset the scheduler state (from the image, or from the host-built seed it names);
+//      check that its section offsets and size are the ones its counts give;
+//   3. reset the scheduler state (from the image, or from the host-built seed it names, which
+//      must be a reset state: nothing taken or completed, ready slots naming tasks);
 //   4. run every task once its predecessors completed, on up to 1 + helpers workers;
 //   5. report the first kernel failure as RRT_ERR_KERNEL_FAILED naming the callable, the task
 //      and the kernel; later tasks are skipped.
+// Every index read from device memory (ready slots, successor ranges and indices, operand
+// ranges and payload indices) is checked against the image's counts before it is used. An
+// inconsistent image or state stops every worker and is RRT_ERR_KERNEL_FAILED naming the
+// inconsistency: when no task is running or ready but some never ran, when more tasks
+// complete or become ready than exist, or when a claimed ready slot stays empty for 10 s.
+// Waiting for running tasks has no time bound.
 // When the invocation carries profiling addresses, every executed task writes its TaskTiming
 // there and the launch writes its LaunchRecord to the device-wall record.
 // Thread safety: entry() may run concurrently for invocations whose scheduler states differ.
-class DeviceRuntime {
+class DeviceRuntime final : public Executor {
  public:
   // `workers` >= 1 device workers per invocation. `kernels` must outlive this object.
   DeviceRuntime(const KernelRegistry &kernels, unsigned workers);
 
-  // The DeviceEntry the platform calls; `self` is this object.
+  // Enqueues entry() with this object and the invocation as a launch on `stream`.
+  Status enqueue(Stream &stream, std::span<const std::byte> invocation,
+                 std::span<const void *const> referenced) override;
+
+  // The DeviceEntry the sim stream calls; `self` is this object.
   static Status entry(void *self, const std::byte *invocation, std::size_t bytes);
 
   unsigned workers() const noexcept { return pool_.helpers() + 1; }
@@ -43,4 +56,4 @@ class DeviceRuntime {
   WorkerPool pool_;
 };
 
-}  // namespace replayrt
+}  // namespace replayrt::sim

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-namespace replayrt {
+namespace replayrt::sim {
 
 // run(fn, context) calls fn(context, 0) on the calling thread and fn(context, i) on helper
 // thread i (1..helpers()), and returns when every call has returned. One run() uses the
@@ -44,4 +44,4 @@ class WorkerPool {
   std::atomic<bool> stopping_{false};
 };
 
-}  // namespace replayrt
+}  // namespace replayrt::sim

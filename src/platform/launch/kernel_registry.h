@@ -1,4 +1,6 @@
-// KernelRegistry: the kernels a context can run, by id and by name.
+// KernelRegistry: the kernels a context can run, by id and by name. The entry type is the
+// kernel table every backend's executor reads; each backend launches a kernel through its own
+// field of the entry.
 #pragma once
 
 #include <array>
@@ -16,7 +18,10 @@ namespace replayrt {
 
 struct KernelEntry {
   std::string name;
-  rrt_kernel_fn fn = nullptr;
+  // The simulator's launcher: a host function the simulated device's workers call once per
+  // task with the task's resolved operands. Null for a kernel the simulator cannot run.
+  rrt_kernel_fn sim_host_fn = nullptr;
+  // Passed unchanged to the kernel's launcher.
   void *user = nullptr;
   // Operand counts a task must supply; -1 when the kernel does not declare them (user
   // kernels registered through the C ABI).
@@ -25,13 +30,16 @@ struct KernelEntry {
   // True when the last tensor operand is the only one the kernel writes (every built-in).
   // Otherwise every tensor operand counts as read and written when dependencies are derived.
   bool writes_last_tensor_only = false;
+
+  // True when some backend can launch the kernel.
+  bool has_launcher() const noexcept { return sim_host_fn != nullptr; }
 };
 
-// Ids are dense, start at 0 with the built-ins in builtin_kernels() order, and are never
-// reused. A name is registered once.
+// Ids are dense, start at 0 with the built-ins in builtin_kernels() order
+// (platform/launch/builtin_kernels.h), and are never reused. A name is registered once.
 //
 // Thread safety: add() and find() may race with each other and with entry(); entry() is
-// lock-free (the device half calls it per task) and valid for any id below size().
+// lock-free (an executor calls it per task) and valid for any id below size().
 class KernelRegistry {
  public:
   static constexpr int kMaxKernels = 256;
@@ -39,8 +47,9 @@ class KernelRegistry {
   // A registry holding the built-in kernels.
   KernelRegistry();
 
-  // RRT_ERR_INVALID_ARGUMENT for an empty or over-long name, a null fn, or a name already
-  // present (the message says which); RRT_ERR_INVALID_STATE once kMaxKernels are registered.
+  // RRT_ERR_INVALID_ARGUMENT for an empty or over-long name, an entry without a launcher, or a
+  // name already present (the message says which); RRT_ERR_INVALID_STATE once kMaxKernels are
+  // registered.
   Status add(KernelEntry entry, std::int32_t *out_id);
   // INVALID_ARGUMENT naming the kernel when it is unknown.
   Status find(const std::string &name, std::int32_t *out_id) const;

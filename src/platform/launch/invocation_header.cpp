@@ -1,4 +1,4 @@
-#include "runtime/invocation_header.h"
+#include "platform/launch/invocation_header.h"
 
 #include <cstring>
 

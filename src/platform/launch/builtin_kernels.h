@@ -1,4 +1,6 @@
-// The built-in kernels, pre-registered in every context under their names.
+// The built-in kernels, pre-registered in every context under their names. This header is the
+// backend-neutral contract (names, operands, checks, result codes); each backend implements
+// it (the simulator's CPU kernels: platform/sim/kernels/builtin_kernels.cpp).
 //
 // Every built-in works on float32 tensors, row-major, and receives its operands in the order
 // listed (tensors first, then scalars). Integer scalars are plain u64 values; float scalars
@@ -68,12 +70,13 @@ inline constexpr int kScalarOutOfDomain = 7;
 
 struct BuiltinKernel {
   const char *name;
-  rrt_kernel_fn fn;
-  int num_tensors;  // operand counts a task using this kernel must supply
+  rrt_kernel_fn sim_host_fn;  // the simulator's CPU implementation
+  int num_tensors;            // operand counts a task using this kernel must supply
   int num_scalars;
 };
 
-// Every built-in, in a fixed order (their ids in a fresh context follow it).
+// Every built-in, in a fixed order (their ids in a fresh context follow it). Defined by the
+// backends' kernel implementations.
 std::span<const BuiltinKernel> builtin_kernels() noexcept;
 
 }  // namespace replayrt

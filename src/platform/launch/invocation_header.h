@@ -12,7 +12,7 @@
 
 namespace replayrt {
 
-// Wire header (upstream's 40-byte K1 layout). Producers zero-initialize it; the device half
+// Wire header (upstream's 40-byte K1 layout). Producers zero-initialize it; the executor
 // validates it before it reads the payload and rejects nonzero reserved fields. Both sides are
 // built together, so there is no version negotiation.
 struct InvocationHeader {

@@ -1,9 +1,10 @@
-// Spin-then-park waiting. On these machines a condition-variable handoff between two threads
-// costs tens of microseconds while a spinning one costs well under one, so device workers and
-// host waits spin briefly before they block (as CUDA's spin/auto scheduling does). A spinning
-// waiter yields its processor between bursts of polling: when there are more runnable threads
-// than processors, the thread it waits for may be queued behind it, and a waiter that kept the
-// processor for its whole budget would delay exactly the work it is waiting for.
+// The simulator's spin-then-park policy. Waking a parked thread costs far more than observing
+// a flag another thread is about to set, so the simulated device's workers and host waits on
+// simulated work spin briefly before they block (as CUDA's spin/auto scheduling does). A
+// spinning waiter yields its processor between bursts of polling: when there are more
+// runnable threads than processors, the thread it waits for may be queued behind it, and a
+// waiter that kept the processor for its whole budget would delay exactly the work it is
+// waiting for. The budgets are policy; bench/README.md records what they cost and save.
 #pragma once
 
 #include <atomic>
@@ -15,12 +16,9 @@ namespace replayrt {
 
 // How long a waiter spins before it blocks.
 inline constexpr std::chrono::nanoseconds kDefaultSpinBudget = std::chrono::microseconds(50);
-// How long a host thread waiting for device work (a stream or event synchronize) spins before
-// it blocks. Waking a parked thread costs 20-35 us on the 2-vCPU KVM guests this runs on, so a
-// wait that parks after 50 us pays up to 40% on top of a 50-200 us replay; spinning (yielding)
-// for 250 us bounds that to about 10% of any wait that is long enough to park. The waiting host
-// thread has nothing else to do, and CUDA's default (auto) scheduling spins for as long as the
-// device takes when processors are not oversubscribed.
+// How long a host thread waiting for simulated device work (a stream or event synchronize)
+// spins before it blocks. It is longer than kDefaultSpinBudget: the waiting host thread has
+// nothing else to do, and parking adds a wake-up to the end of every wait long enough to park.
 inline constexpr std::chrono::nanoseconds kHostWaitSpinBudget = std::chrono::microseconds(250);
 
 inline void cpu_relax() noexcept {

@@ -1,4 +1,4 @@
-#include "common/spin_wait.h"
+#include "platform/sim/spin_wait.h"
 
 namespace replayrt {
 

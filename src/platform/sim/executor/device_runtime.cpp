@@ -1,0 +1,470 @@
+#include "platform/sim/executor/device_runtime.h"
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "common/format.h"
+#include "platform/launch/invocation_header.h"
+#include "platform/launch/operand_resolution.h"
+#include "platform/launch/profile_records.h"
+#include "platform/launch/task_graph_image.h"
+#include "platform/sim/spin_wait.h"
+
+namespace replayrt::sim {
+
+namespace {
+
+// How long a worker waits for a claimed ready slot to be filled. The pusher fills it right
+// after claiming it, so only an inconsistent scheduler state (or one that another invocation
+// reset underneath this one) leaves a slot empty this long.
+constexpr std::chrono::seconds kSlotFillLimit{10};
+
+std::uint64_t now_ns() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
+// Why the scheduler stopped an invocation before its tasks completed, other than a kernel
+// failure: the image or the scheduler state disagrees with itself.
+enum class Inconsistency : std::uint32_t {
+  kNone,
+  kTaskIndex,       // a ready slot holds a value that is not a task index
+  kSuccessorRange,  // a task's successor range lies outside the image's edges
+  kSuccessorIndex,  // an edge names a value that is not a task index
+  kQueueOverflow,   // more tasks became ready than the image has
+  kCompletedPastTasks,
+  kStalled,  // no task is running or ready, and some never ran
+  kSlotNeverFilled,
+  kUnknownKernel,  // a task names a kernel the simulator cannot run
+  kOperands,       // see `operand_error`
+};
+
+// One invocation's execution, shared by its workers. Everything it reads about the graph
+// comes from device memory (the image and the scheduler state); every index read from there is
+// checked against the image's counts before it is used. The first inconsistency found stops
+// every worker and is reported after they return.
+struct Execution {
+  const KernelRegistry *kernels;
+  const TaskGraphHeader *image;
+  std::uint32_t num_tasks;
+  std::uint32_t num_edges;
+  const TaskRecord *tasks;
+  std::span<const OperandRecord> operands;
+  const std::uint32_t *successors;
+  SchedulerStateHeader *state;
+  std::uint32_t *remaining;
+  std::uint32_t *ready;
+  InvocationPayloadView payload;
+  TaskTiming *timings;
+
+  // Host-side: written by the one worker that records the inconsistency, read after the
+  // workers returned.
+  std::atomic<bool> stopped{false};
+  Inconsistency inconsistency = Inconsistency::kNone;
+  OperandError operand_error = OperandError::kNone;
+  std::uint32_t where = 0;  // the task or slot involved
+  std::uint64_t value = 0;  // the offending value
+
+  bool is_stopped() const noexcept { return stopped.load(std::memory_order_acquire); }
+
+  void stop(Inconsistency why, std::uint32_t at, std::uint64_t found,
+            OperandError operand = OperandError::kNone) {
+    bool expected = false;
+    if (stopped.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
+      inconsistency = why;
+      operand_error = operand;
+      where = at;
+      value = found;
+    }
+  }
+
+  // False (having stopped the execution) when the queue already holds num_tasks tasks.
+  bool push(std::uint32_t task) {
+    const std::uint32_t slot =
+        std::atomic_ref<std::uint32_t>(state->next_push).fetch_add(1, std::memory_order_relaxed);
+    if (slot >= num_tasks) {
+      stop(Inconsistency::kQueueOverflow, task, slot);
+      return false;
+    }
+    std::atomic_ref<std::uint32_t>(ready[slot]).store(task, std::memory_order_release);
+    return true;
+  }
+
+  // The task pushed into `slot`, or kEmptyReadySlot when the execution stopped first.
+  std::uint32_t wait_for_slot(std::uint32_t slot) {
+    std::atomic_ref<std::uint32_t> cell(ready[slot]);
+    std::uint32_t task = kEmptyReadySlot;
+    const auto give_up = std::chrono::steady_clock::now() + kSlotFillLimit;
+    while (!spin_until([&] {
+      task = cell.load(std::memory_order_acquire);
+      return task != kEmptyReadySlot || is_stopped();
+    })) {
+      if (std::chrono::steady_clock::now() >= give_up) {
+        stop(Inconsistency::kSlotNeverFilled, slot, 0);
+        return kEmptyReadySlot;
+      }
+      std::this_thread::yield();
+    }
+    return task;
+  }
+
+  // The kernel's result code, or 0 after stopping the execution for an inconsistent task.
+  int run_task(std::uint32_t t, unsigned worker) {
+    const TaskRecord &task = tasks[t];
+    if (!kernels->contains(task.kernel_id) ||
+        kernels->entry(task.kernel_id).sim_host_fn == nullptr) {
+      stop(Inconsistency::kUnknownKernel, t, static_cast<std::uint32_t>(task.kernel_id));
+      return 0;
+    }
+    ResolvedOperands resolved;
+    const OperandError error = resolve_task_operands(task, operands, payload, &resolved);
+    if (error != OperandError::kNone) {
+      stop(Inconsistency::kOperands, t, task.first_operand, error);
+      return 0;
+    }
+    const KernelEntry &kernel = kernels->entry(task.kernel_id);
+    const rrt_kernel_args_t args = resolved.args();
+    const std::uint64_t start = timings != nullptr ? now_ns() : 0;
+    const int code = kernel.sim_host_fn(&args, kernel.user);
+    if (timings != nullptr) {
+      timings[t] = TaskTiming{start, now_ns(), t, worker};
+    }
+    return code;
+  }
+
+  // Counts down `t`'s successors and pushes those that became ready. False (having stopped
+  // the execution) when an edge is inconsistent.
+  bool release_successors(std::uint32_t t) {
+    const TaskRecord &task = tasks[t];
+    if (task.first_successor > num_edges ||
+        task.num_successors > num_edges - task.first_successor) {
+      stop(Inconsistency::kSuccessorRange, t, task.first_successor);
+      return false;
+    }
+    for (std::uint32_t s = 0; s < task.num_successors; ++s) {
+      const std::uint32_t next = successors[task.first_successor + s];
+      if (next >= num_tasks) {
+        stop(Inconsistency::kSuccessorIndex, t, next);
+        return false;
+      }
+      if (std::atomic_ref<std::uint32_t>(remaining[next]).fetch_sub(1, std::memory_order_acq_rel) ==
+              1 &&
+          !push(next)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Takes ready tasks until every task has completed or the execution stopped. A worker claims
+  // a queue slot only once a task was pushed into it, so the worker that makes a successor
+  // ready (having just run its predecessor, with that data in its cache) usually runs it too,
+  // and an idle worker never holds a slot the others need.
+  //
+  // The wait for more ready tasks has no time bound (a kernel may run for as long as it
+  // needs); it ends when the state shows that no more can come: every pushed task completed
+  // (completed == next_push) while some task never ran.
+  void work(unsigned worker) {
+    std::atomic_ref<std::uint32_t> next_pop(state->next_pop);
+    std::atomic_ref<std::uint32_t> next_push(state->next_push);
+    std::atomic_ref<std::uint32_t> completed(state->completed);
+    std::atomic_ref<std::uint32_t> failed(state->failed);
+    const auto finished_or_stalled = [&] {
+      // completed is read before next_push: when both agree, every task ever pushed had
+      // completed when completed was read, so no running task is left to push another.
+      const std::uint32_t done = completed.load(std::memory_order_acquire);
+      if (done == num_tasks) {
+        return true;
+      }
+      if (done > num_tasks) {
+        stop(Inconsistency::kCompletedPastTasks, done, num_tasks);
+        return true;
+      }
+      if (done == next_push.load(std::memory_order_acquire)) {
+        stop(Inconsistency::kStalled, done, num_tasks);
+        return true;
+      }
+      return is_stopped();
+    };
+    std::uint32_t slot = next_pop.load(std::memory_order_acquire);
+    for (;;) {
+      if (is_stopped()) {
+        return;
+      }
+      if (slot >= next_push.load(std::memory_order_acquire)) {
+        if (finished_or_stalled()) {
+          return;
+        }
+        if (!spin_until([&] {
+              return next_pop.load(std::memory_order_acquire) <
+                         next_push.load(std::memory_order_acquire) ||
+                     finished_or_stalled();
+            })) {
+          std::this_thread::yield();
+        }
+        slot = next_pop.load(std::memory_order_acquire);
+        continue;
+      }
+      if (slot >= num_tasks) {
+        stop(Inconsistency::kQueueOverflow, slot, slot);
+        return;
+      }
+      if (!next_pop.compare_exchange_weak(slot, slot + 1, std::memory_order_acq_rel)) {
+        continue;
+      }
+      const std::uint32_t t = wait_for_slot(slot);
+      if (t == kEmptyReadySlot) {
+        return;
+      }
+      if (t >= num_tasks) {
+        stop(Inconsistency::kTaskIndex, slot, t);
+        return;
+      }
+      if (failed.load(std::memory_order_acquire) == 0) {
+        const int code = run_task(t, worker);
+        if (code != 0) {
+          std::uint32_t expected = 0;
+          if (failed.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+            state->failed_task = static_cast<std::int32_t>(t);
+            state->failed_code = code;
+          }
+        }
+      }
+      if (is_stopped() || !release_successors(t)) {
+        return;
+      }
+      completed.fetch_add(1, std::memory_order_acq_rel);
+      slot = next_pop.load(std::memory_order_acquire);
+    }
+  }
+
+  static void work_entry(void *self, unsigned worker) {
+    static_cast<Execution *>(self)->work(worker);
+  }
+
+  // The KERNEL_FAILED status for the recorded inconsistency.
+  Status inconsistency_status() const {
+    const char *what = "";
+    switch (inconsistency) {
+      case Inconsistency::kNone:
+        what = "no inconsistency";
+        break;
+      case Inconsistency::kTaskIndex:
+        what = "a ready slot (first number) holds a value that is not a task index";
+        break;
+      case Inconsistency::kSuccessorRange:
+        what = "a task's successor range (task, first successor) lies outside the edges";
+        break;
+      case Inconsistency::kSuccessorIndex:
+        what = "a task's successor (task, successor) is not a task index";
+        break;
+      case Inconsistency::kQueueOverflow:
+        what = "more tasks became ready than the image has (task, slot)";
+        break;
+      case Inconsistency::kCompletedPastTasks:
+        what = "more tasks completed (first number) than the image has";
+        break;
+      case Inconsistency::kStalled:
+        what =
+            "tasks never become ready: their predecessor counts exceed their edges (completed, "
+            "tasks)";
+        break;
+      case Inconsistency::kSlotNeverFilled:
+        what = "a claimed ready slot (first number) was never filled";
+        break;
+      case Inconsistency::kUnknownKernel:
+        what = "a task (task, kernel id) names a kernel the simulator cannot run";
+        break;
+      case Inconsistency::kOperands:
+        return Status::error(
+            RRT_ERR_KERNEL_FAILED,
+            format("callable %d: inconsistent task-graph image at %p: task %u: %s (first operand "
+                   "%llu of %zu)",
+                   image->callable_id, static_cast<const void *>(image), where,
+                   describe(operand_error), static_cast<unsigned long long>(value),
+                   operands.size()));
+    }
+    return Status::error(RRT_ERR_KERNEL_FAILED,
+                         format("callable %d: inconsistent task-graph image at %p or its scheduler "
+                                "state: %s (%u, %llu); the launch stopped",
+                                image->callable_id, static_cast<const void *>(image), what, where,
+                                static_cast<unsigned long long>(value)));
+  }
+};
+
+Status device_failure(std::string message) {
+  return Status::error(RRT_ERR_KERNEL_FAILED, std::move(message));
+}
+
+// True when the image's section offsets and size are those its counts give.
+bool layout_matches_counts(const TaskGraphHeader &image) {
+  const TaskGraphLayout layout =
+      task_graph_layout(image.num_tasks, image.num_operands, image.num_edges);
+  return image.tasks_offset == layout.tasks && image.operands_offset == layout.operands &&
+         image.successors_offset == layout.successors && image.image_bytes == layout.total;
+}
+
+// OK when a copied scheduler seed is the reset state of `num_tasks` tasks: nothing popped,
+// completed or failed, at most num_tasks ready task indices, and the rest of the queue empty.
+Status check_seed(const SchedulerStateHeader &seed, const std::uint32_t *ready,
+                  std::uint32_t num_tasks, const void *address) {
+  if (seed.next_push > num_tasks || seed.next_pop != 0 || seed.completed != 0 || seed.failed != 0) {
+    return device_failure(format(
+        "the scheduler seed at %p is inconsistent: %u ready, %u taken, %u completed, failed %u "
+        "for %u tasks",
+        address, seed.next_push, seed.next_pop, seed.completed, seed.failed, num_tasks));
+  }
+  for (std::uint32_t slot = 0; slot < num_tasks; ++slot) {
+    const bool filled = slot < seed.next_push;
+    if (filled ? ready[slot] >= num_tasks : ready[slot] != kEmptyReadySlot) {
+      return device_failure(format(
+          "the scheduler seed at %p is inconsistent: ready slot %u holds task index %u of %u "
+          "tasks",
+          address, slot, ready[slot], num_tasks));
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+DeviceRuntime::DeviceRuntime(const KernelRegistry &kernels, unsigned workers)
+    : kernels_(kernels), pool_(workers > 1 ? workers - 1 : 0) {}
+
+Status DeviceRuntime::enqueue(Stream &stream, std::span<const std::byte> invocation,
+                              std::span<const void *const> referenced) {
+  LaunchRequest launch;
+  launch.entry = &DeviceRuntime::entry;
+  launch.entry_context = this;
+  launch.invocation = invocation;
+  launch.referenced = referenced;
+  return stream.enqueue_launch(launch);
+}
+
+Status DeviceRuntime::entry(void *self, const std::byte *invocation, std::size_t bytes) {
+  return static_cast<DeviceRuntime *>(self)->execute(invocation, bytes);
+}
+
+Status DeviceRuntime::execute(const std::byte *invocation, std::size_t bytes) {
+  std::vector<std::uint64_t> aligned;
+  if (reinterpret_cast<std::uintptr_t>(invocation) % alignof(std::uint64_t) != 0) {
+    aligned.resize((bytes + 7) / 8);
+    std::memcpy(aligned.data(), invocation, bytes);
+    invocation = reinterpret_cast<const std::byte *>(aligned.data());
+  }
+  InvocationHeader header;
+  Execution run{};
+  RRT_RETURN_IF_ERROR(decode_invocation(invocation, bytes, &header, &run.payload));
+
+  const auto *image = reinterpret_cast<const TaskGraphHeader *>(run.payload.image_address);
+  if (image == nullptr) {
+    return device_failure("invocation names no task-graph image");
+  }
+  if (image->magic != kTaskGraphMagic || image->version != kTaskGraphVersion) {
+    return device_failure(format(
+        "no task-graph image at %p (found magic 0x%08x): the buffer was freed or overwritten "
+        "after the launch was encoded",
+        static_cast<const void *>(image), image->magic));
+  }
+  if (image->callable_id != header.callable_id || image->generation != header.generation) {
+    return device_failure(
+        format("the image at %p holds callable %d generation %llu, the launch expects callable %d "
+               "generation %llu: the image was replaced after the launch was encoded",
+               static_cast<const void *>(image), image->callable_id,
+               static_cast<unsigned long long>(image->generation), header.callable_id,
+               static_cast<unsigned long long>(header.generation)));
+  }
+  if (static_cast<std::uint32_t>(header.tensor_count) != image->num_params ||
+      static_cast<std::uint32_t>(header.scalar_count) != image->num_scalars) {
+    return device_failure(
+        format("callable %d expects %u tensors and %u scalars, the "
+               "invocation carries %d and %d",
+               image->callable_id, image->num_params, image->num_scalars, header.tensor_count,
+               header.scalar_count));
+  }
+  if (!layout_matches_counts(*image)) {
+    return device_failure(format(
+        "callable %d: inconsistent task-graph image at %p: its sections lie outside the image "
+        "its counts describe (%u tasks, %u operands, %u edges, %llu bytes)",
+        image->callable_id, static_cast<const void *>(image), image->num_tasks, image->num_operands,
+        image->num_edges, static_cast<unsigned long long>(image->image_bytes)));
+  }
+  const auto *base = reinterpret_cast<const std::byte *>(image);
+  run.kernels = &kernels_;
+  run.image = image;
+  run.num_tasks = image->num_tasks;
+  run.num_edges = image->num_edges;
+  run.tasks = reinterpret_cast<const TaskRecord *>(base + image->tasks_offset);
+  run.operands = std::span<const OperandRecord>(
+      reinterpret_cast<const OperandRecord *>(base + image->operands_offset), image->num_operands);
+  run.successors = reinterpret_cast<const std::uint32_t *>(base + image->successors_offset);
+  run.timings = reinterpret_cast<TaskTiming *>(run.payload.timings_address);
+  auto *wall = reinterpret_cast<LaunchRecord *>(run.payload.wall_address);
+  const std::uint64_t launch_start = wall != nullptr ? now_ns() : 0;
+
+  auto *state_bytes = reinterpret_cast<std::byte *>(image->scheduler_state);
+  if (state_bytes == nullptr) {
+    return device_failure("image names no scheduler state");
+  }
+  const std::uint32_t num_tasks = image->num_tasks;
+  run.state = reinterpret_cast<SchedulerStateHeader *>(state_bytes);
+  run.remaining = reinterpret_cast<std::uint32_t *>(state_bytes + scheduler_remaining_offset());
+  run.ready = reinterpret_cast<std::uint32_t *>(state_bytes + scheduler_ready_offset(num_tasks));
+  if (image->scheduler_seed != 0) {
+    std::memcpy(state_bytes, reinterpret_cast<const void *>(image->scheduler_seed),
+                scheduler_state_bytes(num_tasks));
+    if (run.state->generation != image->generation) {
+      return device_failure(format(
+          "the scheduler seed at %p belongs to generation %llu, the image to %llu: the seed was "
+          "replaced after the launch was encoded",
+          reinterpret_cast<const void *>(image->scheduler_seed),
+          static_cast<unsigned long long>(run.state->generation),
+          static_cast<unsigned long long>(image->generation)));
+    }
+    RRT_RETURN_IF_ERROR(check_seed(*run.state, run.ready, num_tasks,
+                                   reinterpret_cast<const void *>(image->scheduler_seed)));
+  } else {
+    *run.state = SchedulerStateHeader{0, 0, 0, 0, -1, 0, image->generation};
+    std::uint32_t roots = 0;
+    for (std::uint32_t t = 0; t < num_tasks; ++t) {
+      run.remaining[t] = run.tasks[t].num_predecessors;
+      run.ready[t] = kEmptyReadySlot;
+    }
+    for (std::uint32_t t = 0; t < num_tasks; ++t) {
+      if (run.tasks[t].num_predecessors == 0) {
+        run.ready[roots++] = t;
+      }
+    }
+    run.state->next_push = roots;
+  }
+
+  const unsigned workers = pool_.run(&Execution::work_entry, &run);
+  if (wall != nullptr) {
+    wall->start_ns = launch_start;
+    wall->end_ns = now_ns();
+    wall->tasks = num_tasks;
+    wall->workers = workers;
+    ++wall->launches;
+  }
+
+  if (run.stopped.load(std::memory_order_acquire)) {
+    return run.inconsistency_status();
+  }
+  if (run.state->failed != 0) {
+    const std::int32_t task = run.state->failed_task;
+    const std::int32_t kernel_id =
+        task >= 0 && static_cast<std::uint32_t>(task) < num_tasks ? run.tasks[task].kernel_id : -1;
+    const char *name =
+        kernels_.contains(kernel_id) ? kernels_.entry(kernel_id).name.c_str() : "<unknown>";
+    return device_failure(format("callable %d task %d (kernel '%s') failed with code %d",
+                                 image->callable_id, task, name, run.state->failed_code));
+  }
+  return Status::ok();
+}
+
+}  // namespace replayrt::sim
