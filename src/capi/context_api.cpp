@@ -1,6 +1,5 @@
 // Contexts, caller device memory and statistics.
 #include <cstdint>
-#include <cstring>
 
 #include "capi/api_guard.h"
 #include "capi/handles.h"
@@ -234,7 +233,7 @@ RRT_API rrt_status_t rrt_context_stats(rrt_context_t ctx, rrt_stats_t *out) {
           context.region_stats(static_cast<replayrt::GrowthPoint>(i));
       stats.regions[index] = rrt_region_stats_t{region.capacity, region.used, region.base_changes};
     }
-    std::memcpy(out, &stats, sizeof stats);
+    replayrt::capi::write_versioned_out(out, stats);
     return Status::ok();
   });
 }
