@@ -34,7 +34,8 @@ constexpr bool has_field(uint32_t struct_size, std::size_t offset, std::size_t s
 // written past its end; value.struct_size is written as it is.
 template <class T>
 void write_versioned_out(T *out, const T &value) {
-  std::memcpy(out, &value, sizeof(T));
+  const std::size_t bytes = out->struct_size < sizeof(T) ? out->struct_size : sizeof(T);
+  std::memcpy(out, &value, bytes);
 }
 
 Status validate_context_options(const rrt_context_options_t *options);
