@@ -1,12 +1,12 @@
 // Writing versioned out-structs: a caller compiled against an older header passes a smaller
 // struct_size, and nothing past it may be written.
-#include "capi/validate.h"
-
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
 #include <gtest/gtest.h>
+
+#include "capi/validate.h"
 
 namespace replayrt::capi {
 namespace {

@@ -206,7 +206,7 @@ TEST(SimMemoryTest, ConcurrentAllocationAndFreeKeepTheTableConsistent) {
 TEST(SimMemoryTest, CopiesRacingAFreeNeverTouchTheFreedBlock) {
   SimMemory memory(SimMemoryOptions{.quarantine_bytes = 0});
   constexpr std::size_t kBytes = 4096;
-  constexpr int kRounds = 4000;
+  constexpr int kRounds = 2000;
   std::atomic<void *> current{nullptr};
   std::atomic<bool> done{false};
   std::thread copier([&] {
