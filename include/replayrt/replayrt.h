@@ -214,7 +214,10 @@ typedef struct rrt_kernel_args {
   uint32_t num_scalars;
   const uint64_t *scalars; /* raw 64-bit values; floats bit-cast */
 } rrt_kernel_args_t;
-/* Runs on a device-side worker thread. Returns 0 on success; nonzero fails the run. */
+/* Runs on a device-side worker thread. Returns 0 on success; nonzero fails the run. A kernel
+   must not throw (or otherwise unwind) out of this call. A C++ kernel that throws anyway
+   fails its task as a nonzero return does: the run fails with RRT_ERR_KERNEL_FAILED (the
+   stream's sticky failure), the detail says the kernel threw, and the process carries on. */
 typedef int (*rrt_kernel_fn)(const rrt_kernel_args_t *args, void *user);
 /* Float scalars travel as the IEEE-754 binary32 bit pattern in the low 32 bits. */
 static inline uint64_t rrt_scalar_from_f32(float value) {

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -18,11 +19,22 @@ namespace {
 
 constexpr std::uint32_t kEmptySlot = ~std::uint32_t{0};
 constexpr std::size_t kMaxOperands = 32;
+// The failure code of a task whose kernel threw.
+constexpr int kKernelThrew = std::numeric_limits<int>::min();
 
 std::uint64_t now_ns() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                         std::chrono::steady_clock::now().time_since_epoch())
                                         .count());
+}
+
+// Runs one kernel. Kernels must not throw; one that does fails its task with kKernelThrew.
+int call_kernel(const KernelEntry &kernel, const rrt_kernel_args_t &args) noexcept {
+  try {
+    return kernel.fn(&args, kernel.user);
+  } catch (...) {
+    return kKernelThrew;
+  }
 }
 
 // One invocation's execution, shared by its workers. Everything it reads about the graph
@@ -102,7 +114,7 @@ struct Execution {
     const rrt_kernel_args_t args{task.num_tensors, addresses.data(), sizes.data(), task.num_scalars,
                                  scalars.data()};
     const std::uint64_t start = timings != nullptr ? now_ns() : 0;
-    const int code = kernel.fn(&args, kernel.user);
+    const int code = call_kernel(kernel, args);
     if (timings != nullptr) {
       timings[t] = TaskTiming{start, now_ns(), t, worker};
     }
@@ -276,6 +288,10 @@ Status DeviceRuntime::execute(const std::byte *invocation, std::size_t bytes) {
         task >= 0 && static_cast<std::uint32_t>(task) < num_tasks ? run.tasks[task].kernel_id : -1;
     const char *name =
         kernels_.contains(kernel_id) ? kernels_.entry(kernel_id).name.c_str() : "<unknown>";
+    if (run.state->failed_code == kKernelThrew) {
+      return device_failure(format("callable %d task %d (kernel '%s') threw an exception",
+                                   image->callable_id, task, name));
+    }
     return device_failure(format("callable %d task %d (kernel '%s') failed with code %d",
                                  image->callable_id, task, name, run.state->failed_code));
   }
