@@ -2,8 +2,8 @@
 #pragma once
 
 #include "memory/device_allocator.h"
-#include "platform/fault_injecting_device.h"
 #include "platform/sim/sim_device.h"
+#include "support/fault_injecting_device.h"
 
 namespace replayrt::testing {
 

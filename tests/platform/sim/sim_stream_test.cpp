@@ -12,8 +12,8 @@
 
 #include <gtest/gtest.h>
 
-#include "platform/fault_injecting_device.h"
 #include "platform/sim/sim_execution_fixture.h"
+#include "support/fault_injecting_device.h"
 
 namespace replayrt::sim {
 namespace {
