@@ -112,8 +112,8 @@ Status SimStream::synchronize() {
     return Status::ok();
   }
   const std::lock_guard<std::mutex> lock(failure_mutex_);
-  Status failure = stored_failure_locked();
-  failure_ = Status::ok();
+  Status failure =
+      failure_detail_lost_ ? stored_failure_locked() : std::exchange(failure_, Status::ok());
   failure_detail_lost_ = false;
   failed_.store(false, std::memory_order_relaxed);
   return failure;
