@@ -11,7 +11,9 @@
  * - Every function returns rrt_status_t: RRT_OK (0) or a negative code from the error table,
  *   unless stated otherwise. Out-parameters are written only on success.
  * - Arguments are validated before any state is touched. A failing call leaves state unchanged
- *   and records the calling thread's last-error detail (rrt_last_error).
+ *   and records the calling thread's last-error detail (rrt_last_error). The exceptions are
+ *   rrt_stream_destroy and rrt_context_finalize reporting an asynchronous failure: they
+ *   complete all the same (see each).
  * - Structs passed in start with `uint32_t struct_size` (= sizeof the caller's struct) so
  *   fields can be appended; a size smaller than the first published version is
  *   RRT_ERR_INVALID_ARGUMENT.
@@ -20,8 +22,9 @@
  *   run until that work completes, and registered kernel `user` pointers.
  * - Asynchronous failures (a kernel that reports failure on the device side) are sticky on
  *   their stream: work enqueued after the failure on that stream is skipped, and the next
- *   rrt_stream_synchronize, rrt_event_synchronize or rrt_run_wait on it returns
- *   RRT_ERR_KERNEL_FAILED with a detail naming the callable and task. Reporting clears it.
+ *   rrt_stream_synchronize, rrt_event_synchronize, rrt_run_wait, rrt_stream_destroy or
+ *   rrt_context_finalize on it returns RRT_ERR_KERNEL_FAILED with a detail naming the
+ *   callable and task. Reporting clears it.
  * - Thread safety: different contexts are independent. On one context, launches, replays,
  *   stream and memory calls may come from several threads; init, finalize and destroy may not
  *   race with anything else on that context. rrt_last_error is per thread.
@@ -158,7 +161,10 @@ RRT_API rrt_status_t rrt_kernel_init(rrt_context_t ctx, const rrt_kernel_config_
 RRT_API rrt_status_t rrt_context_mode(rrt_context_t ctx, rrt_mode_t *mode, int *latched);
 /* Waits for the context's work, then releases every context-owned device buffer, prepared
    callable and pending run. Requires that no graph captured from this context is replayed
-   afterwards. The mode stays latched; a program context may be initialized again.
+   afterwards. The mode stays latched; a program context may be initialized again. A sticky
+   failure still pending on one of the context's streams (not capturing) is reported here
+   and cleared: the context is finalized all the same, and the call returns the first such
+   failure (RRT_ERR_KERNEL_FAILED for a kernel, with its detail) instead of RRT_OK.
    Finalize must not race with other calls on the context: one that finds a launch, replay,
    run or prepare in progress on another thread returns RRT_ERR_INVALID_STATE and changes
    nothing. */
@@ -186,7 +192,10 @@ RRT_API rrt_status_t rrt_memcpy_d2h(rrt_context_t ctx, void *dst, const void *sr
 /* ---- streams, events, capture, replay ------------------------------------------------- */
 
 RRT_API rrt_status_t rrt_stream_create(rrt_context_t ctx, rrt_stream_t *out);
-/* Waits for the stream's work first. RRT_ERR_INVALID_STATE while it is capturing. */
+/* Waits for the stream's work first. RRT_ERR_INVALID_STATE while it is capturing (the stream
+   stays). Otherwise the stream is destroyed whatever the result: a sticky failure still
+   pending on it is returned (the code and detail rrt_stream_synchronize would have reported,
+   RRT_ERR_KERNEL_FAILED for a kernel) instead of RRT_OK, and the handle is invalid. */
 RRT_API rrt_status_t rrt_stream_destroy(rrt_stream_t stream);
 /* RRT_ERR_INVALID_STATE on a capturing stream. */
 RRT_API rrt_status_t rrt_stream_synchronize(rrt_stream_t stream);
@@ -196,6 +205,9 @@ RRT_API rrt_status_t rrt_event_record(rrt_event_t event, rrt_stream_t stream);
    (at replay time, for a wait recorded into a graph). */
 RRT_API rrt_status_t rrt_stream_wait_event(rrt_stream_t stream, rrt_event_t event);
 RRT_API rrt_status_t rrt_event_synchronize(rrt_event_t event);
+/* Waits for the event's most recent record first. A failure that record carried is not
+   reported here: it stays sticky on the stream that recorded it. RRT_ERR_INVALID_STATE while
+   a graph or a capture in progress records or waits on the event. */
 RRT_API rrt_status_t rrt_event_destroy(rrt_event_t event);
 /* Between begin and end the stream records copies, launches and event operations instead of
    executing them. Synchronizing a capturing stream is RRT_ERR_INVALID_STATE. */
@@ -215,7 +227,10 @@ typedef struct rrt_kernel_args {
   uint32_t num_scalars;
   const uint64_t *scalars; /* raw 64-bit values; floats bit-cast */
 } rrt_kernel_args_t;
-/* Runs on a device-side worker thread. Returns 0 on success; nonzero fails the run. */
+/* Runs on a device-side worker thread. Returns 0 on success; nonzero fails the run. A kernel
+   must not throw (or otherwise unwind) out of this call. A C++ kernel that throws anyway
+   fails its task as a nonzero return does: the run fails with RRT_ERR_KERNEL_FAILED (the
+   stream's sticky failure), the detail says the kernel threw, and the process carries on. */
 typedef int (*rrt_kernel_fn)(const rrt_kernel_args_t *args, void *user);
 /* Float scalars travel as the IEEE-754 binary32 bit pattern in the low 32 bits. */
 static inline uint64_t rrt_scalar_from_f32(float value) {

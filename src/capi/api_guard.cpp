@@ -21,6 +21,15 @@ rrt_status_t record_failure(const char *function, const Status &status) noexcept
   return status.code();
 }
 
+rrt_status_t record_failure(const char *function, rrt_status_t code, const char *message) noexcept {
+  rrt_error_detail_t detail{};
+  detail.code = code;
+  detail.growth_point = RRT_GROWTH_NONE;
+  std::snprintf(detail.message, sizeof detail.message, "%s: %s", function, message);
+  last_error = detail;
+  return code;
+}
+
 Status require_non_null(const void *ptr, const char *what) {
   if (ptr != nullptr) {
     return Status::ok();

@@ -14,19 +14,22 @@ namespace replayrt::capi {
 // Records `status` (which must be an error) as this thread's last error, its message
 // prefixed with `function`, and returns its code.
 rrt_status_t record_failure(const char *function, const Status &status) noexcept;
+// Records `code` with the message "`function`: `message`" as this thread's last error and
+// returns `code`. Allocates nothing, so it is safe when the host is out of memory.
+rrt_status_t record_failure(const char *function, rrt_status_t code, const char *message) noexcept;
 
 // Runs `body` (returning Status). OK → RRT_OK, leaving the last error as it was. A failure is
 // recorded; std::bad_alloc becomes RRT_ERR_INTERNAL ("host out of memory"); any other
-// exception RRT_ERR_INTERNAL naming the function.
+// exception RRT_ERR_INTERNAL ("unexpected exception"). The exception paths allocate nothing.
 template <class Body>
 rrt_status_t guarded(const char *function, Body &&body) noexcept {
   try {
     const Status status = std::forward<Body>(body)();
     return status.is_ok() ? RRT_OK : record_failure(function, status);
   } catch (const std::bad_alloc &) {
-    return record_failure(function, Status::error(RRT_ERR_INTERNAL, "host out of memory"));
+    return record_failure(function, RRT_ERR_INTERNAL, "host out of memory");
   } catch (...) {
-    return record_failure(function, Status::error(RRT_ERR_INTERNAL, "unexpected exception"));
+    return record_failure(function, RRT_ERR_INTERNAL, "unexpected exception");
   }
 }
 

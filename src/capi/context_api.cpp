@@ -1,6 +1,6 @@
 // Contexts, caller device memory and statistics.
 #include <cstdint>
-#include <cstring>
+#include <utility>
 
 #include "capi/api_guard.h"
 #include "capi/handles.h"
@@ -104,15 +104,20 @@ RRT_API rrt_status_t rrt_context_mode(rrt_context_t ctx, rrt_mode_t *mode, int *
 RRT_API rrt_status_t rrt_context_finalize(rrt_context_t ctx) {
   return guarded("rrt_context_finalize", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_context(ctx));
+    Status pending;
     {
       const std::lock_guard<std::mutex> lock(ctx->mutex);
       for (rrt_stream_s *stream : ctx->streams) {
         if (!stream->stream->is_capturing()) {
-          (void)stream->stream->synchronize();
+          Status failure = stream->stream->synchronize();
+          if (pending.is_ok()) {
+            pending = std::move(failure);
+          }
         }
       }
     }
-    return ctx->engine->finalize();
+    RRT_RETURN_IF_ERROR(ctx->engine->finalize());
+    return pending;
   });
 }
 
@@ -231,7 +236,7 @@ RRT_API rrt_status_t rrt_context_stats(rrt_context_t ctx, rrt_stats_t *out) {
           context.region_stats(static_cast<replayrt::GrowthPoint>(i));
       stats.regions[index] = rrt_region_stats_t{region.capacity, region.used, region.base_changes};
     }
-    std::memcpy(out, &stats, sizeof stats);
+    replayrt::capi::write_versioned_out(out, stats);
     return Status::ok();
   });
 }

@@ -81,13 +81,13 @@ RRT_API rrt_status_t rrt_stream_destroy(rrt_stream_t stream) {
     }
     rrt_context_s *ctx = stream->context;
     ctx->engine->before_stream_destroy(*stream->stream);
-    (void)stream->stream->synchronize();
+    Status pending = stream->stream->synchronize();
     {
       const std::lock_guard<std::mutex> lock(ctx->mutex);
       ctx->streams.erase(stream);
     }
     delete stream;
-    return Status::ok();
+    return pending;
   });
 }
 
@@ -152,6 +152,8 @@ RRT_API rrt_status_t rrt_event_destroy(rrt_event_t event) {
                                             "on this event; destroy them first",
                                             references));
     }
+    // A failure the record carried stays sticky on the stream that recorded it, which reports
+    // it; the event's copy is dropped with the event.
     (void)event->event->synchronize();
     event->context->live_events.fetch_sub(1);
     delete event;

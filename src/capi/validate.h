@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 
 #include <replayrt/replayrt.h>
 
@@ -26,6 +27,15 @@ inline constexpr uint32_t kMaxDeviceWorkers = 64;
 // True when a caller's struct of `struct_size` bytes holds the field at [offset, offset + size).
 constexpr bool has_field(uint32_t struct_size, std::size_t offset, std::size_t size) {
   return struct_size >= offset + size;
+}
+
+// Writes `value` to a caller's versioned out-struct whose struct_size was validated: the
+// first min(out->struct_size, sizeof(T)) bytes, so an older caller's smaller struct is never
+// written past its end; value.struct_size is written as it is.
+template <class T>
+void write_versioned_out(T *out, const T &value) {
+  const std::size_t bytes = out->struct_size < sizeof(T) ? out->struct_size : sizeof(T);
+  std::memcpy(out, &value, bytes);
 }
 
 Status validate_context_options(const rrt_context_options_t *options);

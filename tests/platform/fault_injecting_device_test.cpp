@@ -1,4 +1,4 @@
-#include "platform/fault_injecting_device.h"
+#include "support/fault_injecting_device.h"
 
 #include <new>
 

@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "platform/fault_injecting_device.h"
 #include "platform/sim/sim_device.h"
 #include "support/callable_builder.h"
+#include "support/fault_injecting_device.h"
 
 namespace replayrt {
 namespace {

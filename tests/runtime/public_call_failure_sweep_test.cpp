@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "platform/fault_injecting_device.h"
+#include "support/fault_injecting_device.h"
 #include "platform/sim/sim_device.h"
 #include "runtime/capacity_plan.h"
 #include "runtime/engine.h"

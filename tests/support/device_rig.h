@@ -1,8 +1,8 @@
 // A simulated device wrapped in a fault injector.
 #pragma once
 
-#include "platform/fault_injecting_device.h"
 #include "platform/sim/sim_device.h"
+#include "support/fault_injecting_device.h"
 
 namespace replayrt::testing {
 

@@ -1,5 +1,7 @@
 #include "platform/launch/kernel_registry.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 #include "common/format.h"
@@ -13,7 +15,12 @@ KernelRegistry::KernelRegistry() {
     const Status status = add(KernelEntry{builtin.name, builtin.sim_host_fn, nullptr,
                                           builtin.num_tensors, builtin.num_scalars, true},
                               &id);
-    (void)status;
+    if (!status.is_ok()) {
+      // The built-in table is fixed at build time; a rejected entry is a bug in it.
+      std::fprintf(stderr, "replayrt: built-in kernel '%s' cannot be registered: %s\n",
+                   builtin.name, status.message().c_str());
+      std::abort();
+    }
   }
 }
 

@@ -44,7 +44,8 @@ class KernelRegistry {
  public:
   static constexpr int kMaxKernels = 256;
 
-  // A registry holding the built-in kernels.
+  // A registry holding the built-in kernels. Aborts the process, naming the kernel, if the
+  // built-in table holds an entry add() rejects (a bug in that table).
   KernelRegistry();
 
   // RRT_ERR_INVALID_ARGUMENT for an empty or over-long name, an entry without a launcher, or a

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "common/align.h"
 #include "common/format.h"
@@ -35,7 +36,13 @@ void *SimMemory::allocate(std::size_t bytes) {
     return nullptr;
   }
   const std::lock_guard<std::mutex> lock(mutex_);
-  live_[reinterpret_cast<std::uintptr_t>(ptr)] = Block{size, next_generation_++};
+  try {
+    live_.emplace(reinterpret_cast<std::uintptr_t>(ptr), Block{size, next_generation_});
+  } catch (const std::bad_alloc &) {
+    std::free(ptr);
+    return nullptr;
+  }
+  ++next_generation_;
   ++counters_.allocation_calls;
   counters_.live_bytes += size;
   if (counters_.live_bytes > counters_.peak_live_bytes) {
@@ -88,10 +95,8 @@ Status SimMemory::copy_host_to_device(void *dst, const void *src, std::size_t by
   if (src == nullptr) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT, "host-to-device copy from a null host pointer");
   }
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    RRT_RETURN_IF_ERROR(check_range_locked(dst, bytes, "destination"));
-  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  RRT_RETURN_IF_ERROR(check_range_locked(dst, bytes, "destination"));
   std::memcpy(dst, src, bytes);
   return Status::ok();
 }
@@ -103,10 +108,8 @@ Status SimMemory::copy_device_to_host(void *dst, const void *src, std::size_t by
   if (dst == nullptr) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT, "device-to-host copy into a null host pointer");
   }
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    RRT_RETURN_IF_ERROR(check_range_locked(src, bytes, "source"));
-  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  RRT_RETURN_IF_ERROR(check_range_locked(src, bytes, "source"));
   std::memcpy(dst, src, bytes);
   return Status::ok();
 }
@@ -115,11 +118,9 @@ Status SimMemory::copy_device_to_device(void *dst, const void *src, std::size_t 
   if (bytes == 0) {
     return Status::ok();
   }
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    RRT_RETURN_IF_ERROR(check_range_locked(src, bytes, "source"));
-    RRT_RETURN_IF_ERROR(check_range_locked(dst, bytes, "destination"));
-  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  RRT_RETURN_IF_ERROR(check_range_locked(src, bytes, "source"));
+  RRT_RETURN_IF_ERROR(check_range_locked(dst, bytes, "destination"));
   std::memmove(dst, src, bytes);
   return Status::ok();
 }
@@ -128,10 +129,8 @@ Status SimMemory::memset(void *dst, int value, std::size_t bytes) {
   if (bytes == 0) {
     return Status::ok();
   }
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    RRT_RETURN_IF_ERROR(check_range_locked(dst, bytes, "destination"));
-  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  RRT_RETURN_IF_ERROR(check_range_locked(dst, bytes, "destination"));
   std::memset(dst, value, bytes);
   return Status::ok();
 }

@@ -29,7 +29,10 @@ struct SimMemoryOptions {
 // A freed block is filled with kPoisonByte and parked in a bounded quarantine before its
 // memory is returned to the host allocator. Freeing an unknown pointer, an interior pointer
 // or freeing twice returns RRT_ERR_INVALID_ARGUMENT and changes nothing.
-// Thread safety: every member is thread-safe.
+// allocate returns null when the host cannot provide the block or its table entry.
+// Thread safety: every member is thread-safe. A copy or memset holds the table lock from its
+// range check to its last byte, so a concurrent free of the block waits for it and the copy
+// never touches memory returned to the host allocator.
 class SimMemory {
  public:
   static constexpr std::size_t kAlignment = kSimDeviceProperties.base_alignment;

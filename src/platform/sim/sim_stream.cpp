@@ -112,8 +112,11 @@ Status SimStream::synchronize() {
     return Status::ok();
   }
   const std::lock_guard<std::mutex> lock(failure_mutex_);
+  Status failure =
+      failure_detail_lost_ ? stored_failure_locked() : std::exchange(failure_, Status::ok());
+  failure_detail_lost_ = false;
   failed_.store(false, std::memory_order_relaxed);
-  return std::exchange(failure_, Status::ok());
+  return failure;
 }
 
 Status SimStream::begin_capture() {
@@ -302,11 +305,22 @@ void SimStream::run_executor() {
     }
     taken += batch_.size();
     for (SimOperation &operation : batch_) {
-      execute(operation);
+      execute_contained(operation);
       completed_.fetch_add(1, std::memory_order_release);
       completed_.notify_all();
     }
     batch_.clear();
+  }
+}
+
+void SimStream::execute_contained(SimOperation &operation) noexcept {
+  try {
+    execute(operation);
+  } catch (...) {
+    fail_on_exception();
+    if (operation.kind == SimOperation::Kind::kRecordEvent) {
+      operation.event->complete_record(operation.sequence, Status::ok());
+    }
   }
 }
 
@@ -382,12 +396,32 @@ void SimStream::fail(Status failure) {
   }
 }
 
+void SimStream::fail_on_exception() noexcept {
+  try {
+    fail(Status::error(RRT_ERR_KERNEL_FAILED, kThrewMessage));
+  } catch (...) {
+    const std::lock_guard<std::mutex> lock(failure_mutex_);
+    if (!failed_.load(std::memory_order_relaxed)) {
+      failure_ = Status::ok();
+      failure_detail_lost_ = true;
+      failed_.store(true, std::memory_order_release);
+    }
+  }
+}
+
+Status SimStream::stored_failure_locked() const {
+  if (failure_detail_lost_) {
+    return Status::error(RRT_ERR_KERNEL_FAILED, kThrewMessage);
+  }
+  return failure_;
+}
+
 Status SimStream::current_failure() const {
   if (!failed_.load(std::memory_order_relaxed)) {
     return Status::ok();
   }
   const std::lock_guard<std::mutex> lock(failure_mutex_);
-  return failure_;
+  return stored_failure_locked();
 }
 
 }  // namespace replayrt::sim

@@ -32,7 +32,10 @@ namespace replayrt::sim {
 // carried a failure, becomes the stream's sticky failure (a failed wait keeps the event's code
 // and says the stream waited on a failed event). While one is stored, copies, memsets and
 // launches are skipped; event records still complete and carry a copy of it; event waits still
-// wait. synchronize() returns it and clears it.
+// wait. synchronize() returns it and clears it. An exception out of the executor's work (a
+// launch entry or a kernel that throws, or host memory running out) is caught on the executor:
+// it becomes the sticky failure RRT_ERR_KERNEL_FAILED ("device work on the stream threw an
+// exception"), and an event record it interrupted completes without a failure of its own.
 //
 // Events: record_event takes the event's next record number at enqueue; wait_event binds at
 // enqueue to the event's latest record number. Both accept only SimEvents
@@ -100,10 +103,16 @@ class SimStream final : public Stream {
   bool publish_locked(std::size_t count);
 
   void run_executor();
+  // Runs execute(); an exception becomes the sticky failure (see the class comment).
+  void execute_contained(SimOperation &operation) noexcept;
   void execute(SimOperation &operation);
   Status execute_device_work(const SimOperation &operation);
   void fail(Status failure);
+  // Stores the failure of work that threw, without allocating when a message cannot be made.
+  void fail_on_exception() noexcept;
   Status current_failure() const;
+  // Requires failure_mutex_. The stored failure.
+  Status stored_failure_locked() const;
 
   SimMemory &memory_;
 
@@ -125,7 +134,11 @@ class SimStream final : public Stream {
   // executor test for a failure without locking.
   mutable std::mutex failure_mutex_;
   Status failure_;
+  // Set when work threw and its failure could not be stored (host out of memory); failure_
+  // is then OK and the failure is made when it is read.
+  bool failure_detail_lost_ = false;
   std::atomic<bool> failed_{false};
+  static constexpr const char *kThrewMessage = "device work on the stream threw an exception";
 
   // Executor-only: the batch it is running, swapped with queue_ under mutex_.
   std::vector<SimOperation> batch_;

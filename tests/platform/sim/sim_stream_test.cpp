@@ -5,14 +5,15 @@
 #include <atomic>
 #include <cstdint>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "platform/fault_injecting_device.h"
 #include "platform/sim/sim_execution_fixture.h"
+#include "support/fault_injecting_device.h"
 
 namespace replayrt::sim {
 namespace {
@@ -158,6 +159,26 @@ TEST_F(SimStreamTest, NullEntryIsRejectedAtEnqueue) {
   Stream &stream = new_stream();
   EXPECT_EQ(stream.enqueue_launch(LaunchRequest{}).code(), RRT_ERR_INVALID_ARGUMENT);
   EXPECT_TRUE(stream.synchronize().is_ok());
+}
+
+Status throwing_entry(void * /*context*/, const std::byte * /*invocation*/, std::size_t /*bytes*/) {
+  throw std::runtime_error("an entry threw");
+}
+
+TEST_F(SimStreamTest, AThrowingEntryBecomesTheStickyFailureAndTheStreamCarriesOn) {
+  Stream &stream = new_stream();
+  std::vector<int> log;
+  LaunchRequest request;
+  request.entry = &throwing_entry;
+  ASSERT_TRUE(stream.enqueue_launch(request).is_ok());
+  ASSERT_TRUE(launch_append(stream, log, 1).is_ok());
+  const Status failure = stream.synchronize();
+  EXPECT_EQ(failure.code(), RRT_ERR_KERNEL_FAILED);
+  EXPECT_NE(failure.message().find("threw an exception"), std::string::npos) << failure.message();
+  EXPECT_TRUE(log.empty());
+  ASSERT_TRUE(launch_append(stream, log, 2).is_ok());
+  EXPECT_TRUE(stream.synchronize().is_ok());
+  EXPECT_EQ(log, std::vector<int>{2});
 }
 
 TEST_F(SimStreamTest, StreamsOfOneDeviceRunIndependently) {

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -23,10 +24,22 @@ namespace {
 // reset underneath this one) leaves a slot empty this long.
 constexpr std::chrono::seconds kSlotFillLimit{10};
 
+// The failure code of a task whose kernel threw.
+constexpr int kKernelThrew = std::numeric_limits<int>::min();
+
 std::uint64_t now_ns() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                         std::chrono::steady_clock::now().time_since_epoch())
                                         .count());
+}
+
+// Runs one kernel. Kernels must not throw; one that does fails its task with kKernelThrew.
+int call_kernel(const KernelEntry &kernel, const rrt_kernel_args_t &args) noexcept {
+  try {
+    return kernel.sim_host_fn(&args, kernel.user);
+  } catch (...) {
+    return kKernelThrew;
+  }
 }
 
 // Why the scheduler stopped an invocation before its tasks completed, other than a kernel
@@ -130,7 +143,7 @@ struct Execution {
     const KernelEntry &kernel = kernels->entry(task.kernel_id);
     const rrt_kernel_args_t args = resolved.args();
     const std::uint64_t start = timings != nullptr ? now_ns() : 0;
-    const int code = kernel.sim_host_fn(&args, kernel.user);
+    const int code = call_kernel(kernel, args);
     if (timings != nullptr) {
       timings[t] = TaskTiming{start, now_ns(), t, worker};
     }
@@ -461,6 +474,10 @@ Status DeviceRuntime::execute(const std::byte *invocation, std::size_t bytes) {
         task >= 0 && static_cast<std::uint32_t>(task) < num_tasks ? run.tasks[task].kernel_id : -1;
     const char *name =
         kernels_.contains(kernel_id) ? kernels_.entry(kernel_id).name.c_str() : "<unknown>";
+    if (run.state->failed_code == kKernelThrew) {
+      return device_failure(format("callable %d task %d (kernel '%s') threw an exception",
+                                   image->callable_id, task, name));
+    }
     return device_failure(format("callable %d task %d (kernel '%s') failed with code %d",
                                  image->callable_id, task, name, run.state->failed_code));
   }

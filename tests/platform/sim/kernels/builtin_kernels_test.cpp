@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include "platform/launch/kernel_registry.h"
+
 namespace replayrt {
 namespace {
 
@@ -1009,6 +1011,20 @@ TEST(BuiltinKernelConcurrencyTest, ConcurrentCallsOnDifferentOperandsMatchSerial
   for (std::size_t t = 0; t < kThreads; ++t) {
     EXPECT_EQ(results[t], kOk);
     EXPECT_TRUE(same_bits(parallel[t].out(), serial[t].out())) << "thread " << t;
+  }
+}
+
+// A fresh registry holds every built-in under its name, with ids in table order (its
+// constructor aborts rather than leave one out).
+TEST(BuiltinKernelsTest, AFreshRegistryHoldsEveryBuiltinInTableOrder) {
+  const KernelRegistry registry;
+  const std::span<const BuiltinKernel> builtins = builtin_kernels();
+  ASSERT_EQ(registry.size(), static_cast<int>(builtins.size()));
+  for (std::size_t i = 0; i < builtins.size(); ++i) {
+    std::int32_t id = -1;
+    ASSERT_TRUE(registry.find(builtins[i].name, &id).is_ok()) << builtins[i].name;
+    EXPECT_EQ(id, static_cast<std::int32_t>(i)) << builtins[i].name;
+    EXPECT_EQ(registry.entry(id).sim_host_fn, builtins[i].sim_host_fn) << builtins[i].name;
   }
 }
 

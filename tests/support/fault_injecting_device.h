@@ -1,4 +1,5 @@
-// FaultInjectingDevice: wraps any Device and makes chosen allocations fail.
+// FaultInjectingDevice: a test double that wraps any Device and makes chosen allocations fail.
+// Part of the testing library (replayrt_testing_support); it does not ship in libreplayrt.so.
 #pragma once
 
 #include <atomic>
