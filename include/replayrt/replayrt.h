@@ -21,10 +21,18 @@
  *   returns, except device addresses captured into graphs, host buffers of an enqueued copy or
  *   run until that work completes, and registered kernel `user` pointers.
  * - Asynchronous failures (a kernel that reports failure on the device side) are sticky on
- *   their stream: work enqueued after the failure on that stream is skipped, and the next
- *   rrt_stream_synchronize, rrt_event_synchronize, rrt_run_wait, rrt_stream_destroy or
- *   rrt_context_finalize on it returns RRT_ERR_KERNEL_FAILED with a detail naming the
- *   callable and task. Reporting clears it.
+ *   their stream: work enqueued on that stream after the failure is skipped until it is
+ *   reported. It is reported exactly once, with RRT_ERR_KERNEL_FAILED and a detail naming the
+ *   callable and task, by the first of: rrt_stream_synchronize, rrt_stream_destroy or
+ *   rrt_context_finalize on the stream; rrt_event_synchronize of an event whose record on the
+ *   stream carried it; rrt_run_wait (or rrt_run, rrt_run_finalize) of the run that failed.
+ *   Reporting clears it: the stream runs later work again, and the other calls report OK.
+ *   A failure never crosses to another stream: a stream that waits on an event (or is
+ *   ordered after a launch or replay on another stream) only waits for completion.
+ * - A failed capture leaves nothing: rrt_stream_end_capture of a capture during which an
+ *   enqueue failed discards the graph (see there).
+ * - Handles are single-destroy: using or destroying a handle after its destroy is undefined
+ *   behaviour (a use-after-free), as for free().
  * - Thread safety: different contexts are independent. On one context, launches, replays,
  *   stream and memory calls may come from several threads; init, finalize and destroy may not
  *   race with anything else on that context. rrt_last_error is per thread.
@@ -178,7 +186,9 @@ RRT_API rrt_status_t rrt_context_destroy(rrt_context_t ctx);
 /* 1024-byte aligned. Not counted in the runtime's allocation statistics. */
 RRT_API rrt_status_t rrt_device_alloc(rrt_context_t ctx, size_t bytes, void **out);
 /* RRT_ERR_INVALID_ARGUMENT for a pointer that rrt_device_alloc did not return or that was
-   already freed. */
+   already freed. Work queued on the context's streams may still use the buffer, so the free
+   first waits for every stream's queued work (reporting no failure), then frees. A graph that
+   captured the buffer is refused as stale afterwards. */
 RRT_API rrt_status_t rrt_device_free(rrt_context_t ctx, void *device_ptr);
 /* stream NULL: synchronous, and not ordered with work queued on any stream (synchronize that
    stream first). With a stream: queued on it; on a capturing stream the copy is recorded, not
@@ -204,6 +214,8 @@ RRT_API rrt_status_t rrt_event_record(rrt_event_t event, rrt_stream_t stream);
 /* The stream's later work waits for the event's most recent record at the time of this call
    (at replay time, for a wait recorded into a graph). */
 RRT_API rrt_status_t rrt_stream_wait_event(rrt_stream_t stream, rrt_event_t event);
+/* Waits for the event's most recent record. Reports the failure that record carried unless
+   its stream reported it already, and clears it on that stream. */
 RRT_API rrt_status_t rrt_event_synchronize(rrt_event_t event);
 /* Waits for the event's most recent record first. A failure that record carried is not
    reported here: it stays sticky on the stream that recorded it. RRT_ERR_INVALID_STATE while
@@ -212,9 +224,13 @@ RRT_API rrt_status_t rrt_event_destroy(rrt_event_t event);
 /* Between begin and end the stream records copies, launches and event operations instead of
    executing them. Synchronizing a capturing stream is RRT_ERR_INVALID_STATE. */
 RRT_API rrt_status_t rrt_stream_begin_capture(rrt_stream_t stream);
+/* RRT_ERR_INVALID_STATE, with no graph made and the capture ended, when an enqueue during the
+   capture failed (a launch, run or copy that returned an error): the graph would miss that
+   work. */
 RRT_API rrt_status_t rrt_stream_end_capture(rrt_stream_t stream, rrt_graph_t *out);
-/* Checks every captured address first: RRT_ERR_STALE_ADDRESS and nothing enqueued if any is
-   no longer the same live allocation. Replays are asynchronous on `stream`. */
+/* Checks every captured address first: RRT_ERR_STALE_ADDRESS and nothing enqueued on any
+   stream if any is no longer the same live allocation. Replays are asynchronous on `stream`
+   and ordered after the context's previous launch, run or replay on another stream. */
 RRT_API rrt_status_t rrt_graph_replay(rrt_graph_t graph, rrt_stream_t stream);
 RRT_API rrt_status_t rrt_graph_destroy(rrt_graph_t graph);
 
@@ -246,7 +262,8 @@ static inline float rrt_scalar_to_f32(uint64_t scalar) {
 }
 /* Built-in kernels are pre-registered under their names ("fill", "copy", "add", "mul",
    "scale", "matmul", "softmax", "rmsnorm", "silu", "gelu"). A name may be registered once per
-   context; `user` must outlive the context. */
+   context; `user` must outlive the context. RRT_ERR_INVALID_STATE once the context holds 256
+   kernels (built-ins included). */
 RRT_API rrt_status_t rrt_kernel_register(rrt_context_t ctx, const char *name, rrt_kernel_fn fn,
                                          void *user, int32_t *out_kernel_id);
 /* RRT_ERR_INVALID_ARGUMENT when no kernel has that name. */

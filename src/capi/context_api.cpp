@@ -108,11 +108,11 @@ RRT_API rrt_status_t rrt_context_finalize(rrt_context_t ctx) {
     {
       const std::lock_guard<std::mutex> lock(ctx->mutex);
       for (rrt_stream_s *stream : ctx->streams) {
-        if (!stream->stream->is_capturing()) {
-          Status failure = stream->stream->synchronize();
-          if (pending.is_ok()) {
-            pending = std::move(failure);
-          }
+        // Work queued before a capture began still runs: wait for it before freeing.
+        Status failure = stream->stream->is_capturing() ? stream->stream->wait_idle()
+                                                        : stream->stream->synchronize();
+        if (pending.is_ok()) {
+          pending = std::move(failure);
         }
       }
     }
@@ -178,6 +178,11 @@ RRT_API rrt_status_t rrt_device_free(rrt_context_t ctx, void *device_ptr) {
                                             "context, or was freed already",
                                             device_ptr));
     }
+    // Queued work may still use the buffer: the free waits for every stream of the context.
+    for (rrt_stream_s *stream : ctx->streams) {
+      RRT_RETURN_IF_ERROR(stream->stream->wait_idle());
+    }
+    RRT_RETURN_IF_ERROR(ctx->engine->own_stream().wait_idle());
     RRT_RETURN_IF_ERROR(ctx->engine->device().free(device_ptr));
     ctx->caller_allocations.erase(it);
     return Status::ok();

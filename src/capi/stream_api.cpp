@@ -152,9 +152,9 @@ RRT_API rrt_status_t rrt_event_destroy(rrt_event_t event) {
                                             "on this event; destroy them first",
                                             references));
     }
-    // A failure the record carried stays sticky on the stream that recorded it, which reports
-    // it; the event's copy is dropped with the event.
-    (void)event->event->synchronize();
+    // A failure the record carried stays pending on the stream that recorded it, which
+    // reports it.
+    event->event->wait();
     event->context->live_events.fetch_sub(1);
     delete event;
     return Status::ok();
@@ -180,7 +180,18 @@ RRT_API rrt_status_t rrt_stream_end_capture(rrt_stream_t stream, rrt_graph_t *ou
     RRT_RETURN_IF_ERROR(require_non_null(out, "out"));
     auto graph = std::make_unique<rrt_graph_s>();
     graph->context = stream->context;
-    RRT_RETURN_IF_ERROR(stream->stream->end_capture(&graph->graph));
+    Status ended = stream->stream->end_capture(&graph->graph);
+    if (!ended.is_ok()) {
+      if (!stream->stream->is_capturing()) {
+        // The capture was discarded: so are the references it held on its events.
+        const std::lock_guard<std::mutex> lock(stream->capture_mutex);
+        for (rrt_event_s *event : stream->capture_events) {
+          event->graph_references.fetch_sub(1);
+        }
+        stream->capture_events.clear();
+      }
+      return ended;
+    }
     {
       const std::lock_guard<std::mutex> lock(stream->capture_mutex);
       graph->events.swap(stream->capture_events);

@@ -159,14 +159,16 @@ class Executor {
 //
 // Failures: an operation that fails on the device (a launch entry returning an error, or a
 // copy whose device range is no longer live) makes its failure sticky on the stream: later
-// copies, memsets and launches on it are skipped; event records still complete and carry the
-// failure to whoever waits on them (a stream that waits on such an event becomes failed too).
-// synchronize() reports the failure and clears it.
+// copies, memsets and launches on it are skipped until the failure is reported. Event records
+// still complete and carry it; a stream that waits on such an event only waits: a failure never
+// crosses to another stream. The failure is reported exactly once, by synchronize() or by
+// Event::synchronize() of an event whose record carried it, and reporting clears it.
 //
 // Capture: begin_capture() → enqueue ... → end_capture(&graph). While capturing, every enqueue
 // is recorded: launches with their invocation bytes and referenced addresses, copies and
 // memsets with their addresses, event records and waits. An enqueue whose device address is
-// not inside a live allocation fails and is not recorded. synchronize() and replay() on a
+// not inside a live allocation fails and is not recorded; end_capture then returns
+// RRT_ERR_INVALID_STATE and discards the capture. synchronize() and replay() on a
 // capturing stream return RRT_ERR_INVALID_STATE. Work queued before begin_capture still runs.
 //
 // Replay: replay(graph) first checks every captured device address: it must still lie in the
@@ -203,6 +205,9 @@ class Stream {
 
   // Waits until all queued work has executed; returns and clears the sticky failure.
   virtual Status synchronize() = 0;
+  // Waits until all work queued so far has executed, also while capturing; reports nothing
+  // (the sticky failure stays for synchronize()).
+  virtual Status wait_idle() = 0;
 
   virtual Status begin_capture() = 0;
   virtual Status end_capture(std::unique_ptr<Graph> *out) = 0;
@@ -221,9 +226,12 @@ class Event {
   Event(Event &&) = delete;
   Event &operator=(Event &&) = delete;
 
-  // Waits for the most recent record (as of this call) to execute; returns the failure it
-  // carried, if any. OK at once for an event never recorded.
+  // Waits for the most recent record (as of this call) to execute; reports the failure it
+  // carried, if its stream has not reported it yet, and so clears it on that stream. OK at
+  // once for an event never recorded.
   virtual Status synchronize() = 0;
+  // Waits for the most recent record (as of this call) to execute and reports nothing.
+  virtual void wait() = 0;
   // True when the most recent record has executed (or there is none).
   virtual bool query() const = 0;
 };
@@ -239,6 +247,9 @@ class Graph {
   Graph &operator=(Graph &&) = delete;
 
   virtual std::size_t operation_count() const = 0;
+  // The check replay() makes first: OK when every captured address is still the same live
+  // allocation, RRT_ERR_STALE_ADDRESS naming the first one that is not. Touches nothing.
+  virtual Status check_addresses() const = 0;
   // Every device address the stale-address check compares at replay.
   virtual std::span<const CapturedAddress> captured_addresses() const = 0;
 };

@@ -47,6 +47,9 @@ Status Engine::create(std::unique_ptr<Device> device, unsigned device_workers,
   for (auto &event : engine->slot_done_) {
     RRT_RETURN_IF_ERROR(engine->device_->create_event(&event));
   }
+  for (auto &event : engine->slot_used_) {
+    RRT_RETURN_IF_ERROR(engine->device_->create_event(&event));
+  }
   RRT_RETURN_IF_ERROR(engine->device_->create_event(&engine->serial_tail_));
   *out = std::move(engine);
   return Status::ok();
@@ -96,10 +99,12 @@ Status Engine::kernel_init(const rrt_capacity_plan_t &plan, std::uint64_t contex
   if (context_.latch().is_latched() && !context_.latch().is_kernel()) {
     return context_.latch().latch(ExecutionMode::kKernel);
   }
-  if (lifecycle_.load(std::memory_order_acquire) != Lifecycle::kCreated) {
+  const Lifecycle state = lifecycle_.load(std::memory_order_acquire);
+  if (context_.latch().is_latched() ||
+      (state != Lifecycle::kCreated && state != Lifecycle::kFinalized)) {
     return Status::error(RRT_ERR_INVALID_STATE,
-                         "kernel init accepts only a new context; this one was already "
-                         "initialized");
+                         "kernel init accepts only a context that was never initialized; this "
+                         "one was already initialized");
   }
   RRT_RETURN_IF_ERROR(claim_context_generation(context_generation));
   // Nothing is published before the latch, so a failed commit leaves the engine as created.
@@ -210,6 +215,9 @@ Status Engine::run_prepare(std::int32_t callable_id, const RunArgsView &args,
 
   int slot = -1;
   RRT_RETURN_IF_ERROR(context_.claim_slot(&slot));
+  // The slot's blocks may still be in use by a replay or an earlier run; the bind may upload
+  // into them.
+  slot_used_[static_cast<std::size_t>(slot)]->wait();
   auto run = std::make_unique<ProgramRun>();
   run->slot_ = slot;
   run->callable_id_ = callable_id;
@@ -238,9 +246,22 @@ Status Engine::run_launch(ProgramRun &run, Stream *stream) {
   }
   Stream &target = stream != nullptr ? *stream : *own_stream_;
   run.captured_ = target.is_capturing();
-  Status enqueued = enqueue_bound(run.bound_, target);
-  if (enqueued.is_ok() && !run.captured_) {
-    enqueued = target.record_event(*slot_done_[static_cast<std::size_t>(run.slot_)]);
+  Status enqueued;
+  if (run.captured_) {
+    enqueued = enqueue_bound(run.bound_, target);
+  } else {
+    const std::lock_guard<std::mutex> lock(launch_mutex_);
+    enqueued = serialize_before(target);
+    if (enqueued.is_ok()) {
+      last_serialized_stream_ = &target;
+      enqueued = enqueue_bound(run.bound_, target);
+    }
+    if (enqueued.is_ok()) {
+      enqueued = target.record_event(*slot_done_[static_cast<std::size_t>(run.slot_)]);
+    }
+    if (enqueued.is_ok()) {
+      enqueued = target.record_event(*slot_used_[static_cast<std::size_t>(run.slot_)]);
+    }
   }
   if (!enqueued.is_ok()) {
     run.state_ = ProgramRun::State::kFailed;
@@ -265,9 +286,6 @@ Status Engine::run_wait(ProgramRun &run) {
   }
   Status done = slot_done_[static_cast<std::size_t>(run.slot_)]->synchronize();
   if (!done.is_ok()) {
-    if (run.stream_ == own_stream_.get()) {
-      (void)own_stream_->synchronize();
-    }
     run.state_ = ProgramRun::State::kFailed;
     return done;
   }
@@ -323,12 +341,21 @@ Status Engine::replay(const Graph &graph, Stream &stream) {
   const InFlight call(*this);
   RRT_RETURN_IF_ERROR(check_ready());
   Status replayed;
-  if (is_kernel() && !stream.is_capturing()) {
+  if (!stream.is_capturing()) {
     const std::lock_guard<std::mutex> lock(launch_mutex_);
-    replayed = serialize_before(stream);
+    // Ordering enqueues work; a stale graph must enqueue nothing, so it is checked first.
+    replayed = last_serialized_stream_ == &stream ? Status::ok() : graph.check_addresses();
+    if (replayed.is_ok()) {
+      replayed = serialize_before(stream);
+    }
     if (replayed.is_ok()) {
       last_serialized_stream_ = &stream;
       replayed = stream.replay(graph);
+    }
+    // A program-mode graph may have been captured from either slot.
+    for (std::size_t slot = 0; replayed.is_ok() && !is_kernel() && slot < slot_used_.size();
+         ++slot) {
+      replayed = stream.record_event(*slot_used_[slot]);
     }
   } else {
     replayed = stream.replay(graph);
@@ -358,6 +385,14 @@ Status Engine::kernel_profile(LaunchProfile *out) const {
     return Status::error(RRT_ERR_INVALID_STATE,
                          "the context is not in kernel mode (read a run's profile instead)");
   }
+  {
+    // The records belong to the most recent launch or replay once it has completed.
+    const std::lock_guard<std::mutex> lock(launch_mutex_);
+    if (last_serialized_stream_ != nullptr) {
+      RRT_RETURN_IF_ERROR(last_serialized_stream_->record_event(*serial_tail_));
+    }
+  }
+  serial_tail_->wait();
   LaunchRecord record{};
   RRT_RETURN_IF_ERROR(context_.read_profile(0, &record, nullptr, 0));
   out->tasks.resize(record.tasks);

@@ -68,10 +68,13 @@ class ProgramRun {
 //
 // Kernel mode: prepare_callable places the callable in the frozen capacity once;
 // kernel_launch binds into slot 0 inside a LaunchScope, so any growth or allocation is
-// refused, and enqueues copies, the launch and copy-backs on the caller's stream. Launches
-// and kernel-mode replays on different streams are ordered by a context-wide tail event:
-// work on one stream waits for the previous stream's last serialized work, so they never
-// share gm_heap, gm_sm or staging concurrently.
+// refused, and enqueues copies, the launch and copy-backs on the caller's stream.
+//
+// Ordering, both modes: launches, eager runs and replays (outside captures) are ordered by a
+// context-wide tail event: work on one stream waits for the previous stream's last ordered
+// work, so two of them never share gm_heap, gm_sm or staging at once. The wait carries
+// completion only, never the other stream's failure. A program-mode prepare first waits for
+// the last run or replay that used its slot, since its bind may upload into the slot.
 //
 // Thread safety: launches, replays, runs on distinct slots, callable preparation and kernel
 // registration may come from several threads. init and finalize must not race with anything;
@@ -170,6 +173,8 @@ class Engine {
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<Stream> own_stream_;
   std::array<std::unique_ptr<Event>, DeviceContext::kPipelineDepth> slot_done_;
+  // Recorded after every eager run of the slot and every program-mode replay.
+  std::array<std::unique_ptr<Event>, DeviceContext::kPipelineDepth> slot_used_;
   std::unique_ptr<Event> serial_tail_;
 
   std::atomic<Lifecycle> lifecycle_{Lifecycle::kCreated};
@@ -178,7 +183,7 @@ class Engine {
 
   CallableTable callables_;
 
-  std::mutex launch_mutex_;
+  mutable std::mutex launch_mutex_;
   Stream *last_serialized_stream_ = nullptr;
   BoundRun launch_scratch_;
 };

@@ -12,13 +12,15 @@ std::uint64_t SimEventState::latest_record() const noexcept {
   return recorded_.load(std::memory_order_acquire);
 }
 
-void SimEventState::complete_record(std::uint64_t sequence, const Status &failure) {
+void SimEventState::complete_record(std::uint64_t sequence, std::shared_ptr<StickyFailure> origin,
+                                    std::uint64_t serial) {
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (sequence <= completed_.load(std::memory_order_relaxed)) {
       return;
     }
-    failure_ = failure;
+    origin_ = std::move(origin);
+    serial_ = serial;
     completed_.store(sequence, std::memory_order_release);
   }
   completed_.notify_all();
@@ -33,9 +35,15 @@ void SimEventState::wait_for(std::uint64_t sequence,
   wait_until_at_least(completed_, sequence, budget);
 }
 
-Status SimEventState::carried_failure() const {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  return failure_;
+Status SimEventState::report_carried_failure() {
+  std::shared_ptr<StickyFailure> origin;
+  std::uint64_t serial = 0;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    origin = origin_;
+    serial = serial_;
+  }
+  return origin != nullptr ? origin->report(serial) : Status::ok();
 }
 
 SimEvent::SimEvent() : state_(std::make_shared<SimEventState>()) {}
@@ -48,7 +56,14 @@ Status SimEvent::synchronize() {
     return Status::ok();
   }
   state_->wait_for(target, kHostWaitSpinBudget);
-  return state_->carried_failure();
+  return state_->report_carried_failure();
+}
+
+void SimEvent::wait() {
+  const std::uint64_t target = state_->latest_record();
+  if (target != 0) {
+    state_->wait_for(target, kHostWaitSpinBudget);
+  }
 }
 
 bool SimEvent::query() const {

@@ -9,6 +9,7 @@
 
 #include "platform/device.h"
 #include "platform/sim/spin_wait.h"
+#include "platform/sim/sticky_failure.h"
 
 namespace replayrt::sim {
 
@@ -16,10 +17,13 @@ namespace replayrt::sim {
 //
 // Records are numbered: a stream enqueuing a record takes the next sequence number
 // (begin_record) and, when the record executes, marks it complete together with the failure
-// it carries (complete_record). A wait binds to the latest sequence number at its enqueue and
-// is satisfied once a record with that number or a later one has executed. When records of
-// one event run on several streams at once, "later" means a higher sequence number, whichever
-// stream it ran on. The carried failure is that of the highest-numbered executed record.
+// it carries: the recording stream's StickyFailure and the serial of the failure pending
+// then, 0 for none (complete_record). A wait binds to the latest sequence number at its
+// enqueue and is satisfied once a record with that number or a later one has executed. When
+// records of one event run on several streams at once, "later" means a higher sequence
+// number, whichever stream it ran on. The carried failure is that of the highest-numbered
+// executed record. A wait on the device never takes the carried failure over: a failure
+// stays on the stream it happened on, and only a host synchronize of the event reports it.
 //
 // Queued operations and graphs hold this state by shared pointer, so an event may be destroyed
 // while records or waits on it are still queued or captured.
@@ -30,23 +34,26 @@ class SimEventState {
   std::uint64_t begin_record() noexcept;
   // The most recent sequence number taken; 0 when the event was never recorded.
   std::uint64_t latest_record() const noexcept;
-  // Marks record `sequence` executed, carrying `failure` (OK for none), and wakes waiters.
-  // A record older than one already executed changes nothing.
-  void complete_record(std::uint64_t sequence, const Status &failure);
+  // Marks record `sequence` executed, carrying failure `serial` of `origin` (0: none), and
+  // wakes waiters. A record older than one already executed changes nothing.
+  void complete_record(std::uint64_t sequence, std::shared_ptr<StickyFailure> origin,
+                       std::uint64_t serial);
   bool is_complete(std::uint64_t sequence) const noexcept;
   // Blocks until record `sequence` (or a later one) has executed: spins for up to `budget`,
   // then parks.
   void wait_for(std::uint64_t sequence,
                 std::chrono::nanoseconds budget = kDefaultSpinBudget) const noexcept;
-  // The failure carried by the highest-numbered executed record; OK for none.
-  Status carried_failure() const;
+  // Reports the failure carried by the highest-numbered executed record if its stream has not
+  // reported it yet (clearing it there); OK otherwise.
+  Status report_carried_failure();
 
  private:
   std::atomic<std::uint64_t> recorded_{0};
   // Written only with mutex_ held, so failure_ always belongs to record completed_.
   std::atomic<std::uint64_t> completed_{0};
   mutable std::mutex mutex_;
-  Status failure_;
+  std::shared_ptr<StickyFailure> origin_;
+  std::uint64_t serial_ = 0;
 };
 
 // An event of the simulator. Any SimStream of any SimDevice may record or wait on it.
@@ -58,8 +65,10 @@ class SimEvent final : public Event {
   SimEvent();
   ~SimEvent() override;
 
-  // A host wait: spins for up to kHostWaitSpinBudget, then parks.
+  // A host wait: spins for up to kHostWaitSpinBudget, then parks. Reports (and so clears)
+  // the failure the awaited record carried, unless its stream reported it already.
   Status synchronize() override;
+  void wait() override;
   bool query() const override;
 
   const std::shared_ptr<SimEventState> &state() const noexcept { return state_; }

@@ -95,7 +95,7 @@ class SimGraph final : public Graph {
   // OK when every captured address still lies in a live allocation with the base and
   // generation it had at capture. Otherwise RRT_ERR_STALE_ADDRESS naming the first address
   // (in captured_addresses() order) that does not, and what became of its allocation.
-  Status check_addresses() const;
+  Status check_addresses() const override;
 
  private:
   const SimMemory &memory_;

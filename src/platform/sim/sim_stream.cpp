@@ -108,15 +108,12 @@ Status SimStream::synchronize() {
     target = enqueued_.load(std::memory_order_relaxed);
   }
   wait_until_at_least(completed_, target, kHostWaitSpinBudget);
-  if (!failed_.load(std::memory_order_acquire)) {
-    return Status::ok();
-  }
-  const std::lock_guard<std::mutex> lock(failure_mutex_);
-  Status failure =
-      failure_detail_lost_ ? stored_failure_locked() : std::exchange(failure_, Status::ok());
-  failure_detail_lost_ = false;
-  failed_.store(false, std::memory_order_relaxed);
-  return failure;
+  return failure_->report();
+}
+
+Status SimStream::wait_idle() {
+  wait_until_at_least(completed_, enqueued_.load(std::memory_order_acquire), kHostWaitSpinBudget);
+  return Status::ok();
 }
 
 Status SimStream::begin_capture() {
@@ -126,6 +123,7 @@ Status SimStream::begin_capture() {
                          "stream begin_capture while the stream is already capturing");
   }
   capturing_ = true;
+  capture_failed_ = false;
   capture_operations_.clear();
   capture_addresses_.clear();
   return Status::ok();
@@ -146,6 +144,11 @@ Status SimStream::end_capture(std::unique_ptr<Graph> *out) {
     capturing_ = false;
     operations.swap(capture_operations_);
     addresses.swap(capture_addresses_);
+    if (std::exchange(capture_failed_, false)) {
+      return Status::error(RRT_ERR_INVALID_STATE,
+                           "stream end_capture: an enqueue during the capture failed, so the "
+                           "graph would miss work; the capture is discarded");
+    }
   }
   *out = std::make_unique<SimGraph>(memory_, std::move(operations), std::move(addresses));
   return Status::ok();
@@ -201,7 +204,11 @@ Status SimStream::submit(SimOperation operation, std::span<const DeviceRange> ra
     const std::lock_guard<std::mutex> lock(mutex_);
     if (capturing_) {
       const std::size_t first = capture_addresses_.size();
-      RRT_RETURN_IF_ERROR(resolve_locked(ranges, referenced));
+      Status resolved = resolve_locked(ranges, referenced);
+      if (!resolved.is_ok()) {
+        capture_failed_ = true;
+        return resolved;
+      }
       try {
         capture_operations_.push_back(std::move(operation));
       } catch (...) {
@@ -317,9 +324,9 @@ void SimStream::execute_contained(SimOperation &operation) noexcept {
   try {
     execute(operation);
   } catch (...) {
-    fail_on_exception();
+    failure_->fail_on_exception();
     if (operation.kind == SimOperation::Kind::kRecordEvent) {
-      operation.event->complete_record(operation.sequence, Status::ok());
+      operation.event->complete_record(operation.sequence, nullptr, 0);
     }
   }
 }
@@ -327,31 +334,22 @@ void SimStream::execute_contained(SimOperation &operation) noexcept {
 void SimStream::execute(SimOperation &operation) {
   switch (operation.kind) {
     case SimOperation::Kind::kRecordEvent:
-      operation.event->complete_record(operation.sequence, current_failure());
+      operation.event->complete_record(operation.sequence, failure_, failure_->pending_serial());
       return;
-    case SimOperation::Kind::kWaitEvent: {
-      if (operation.sequence == 0) {
-        return;
-      }
-      operation.event->wait_for(operation.sequence);
-      if (failed_.load(std::memory_order_relaxed)) {
-        return;
-      }
-      Status carried = operation.event->carried_failure();
-      if (!carried.is_ok()) {
-        fail(std::move(carried).with_context("stream waited on an event whose record failed"));
+    case SimOperation::Kind::kWaitEvent:
+      if (operation.sequence != 0) {
+        operation.event->wait_for(operation.sequence);
       }
       return;
-    }
     default:
       break;
   }
-  if (failed_.load(std::memory_order_relaxed)) {
+  if (failure_->is_pending()) {
     return;
   }
   Status result = execute_device_work(operation);
   if (!result.is_ok()) {
-    fail(std::move(result));
+    failure_->fail(std::move(result));
   }
 }
 
@@ -386,42 +384,6 @@ Status SimStream::execute_device_work(const SimOperation &operation) {
     return result;
   }
   return std::move(result).with_context(context);
-}
-
-void SimStream::fail(Status failure) {
-  const std::lock_guard<std::mutex> lock(failure_mutex_);
-  if (!failed_.load(std::memory_order_relaxed)) {
-    failure_ = std::move(failure);
-    failed_.store(true, std::memory_order_release);
-  }
-}
-
-void SimStream::fail_on_exception() noexcept {
-  try {
-    fail(Status::error(RRT_ERR_KERNEL_FAILED, kThrewMessage));
-  } catch (...) {
-    const std::lock_guard<std::mutex> lock(failure_mutex_);
-    if (!failed_.load(std::memory_order_relaxed)) {
-      failure_ = Status::ok();
-      failure_detail_lost_ = true;
-      failed_.store(true, std::memory_order_release);
-    }
-  }
-}
-
-Status SimStream::stored_failure_locked() const {
-  if (failure_detail_lost_) {
-    return Status::error(RRT_ERR_KERNEL_FAILED, kThrewMessage);
-  }
-  return failure_;
-}
-
-Status SimStream::current_failure() const {
-  if (!failed_.load(std::memory_order_relaxed)) {
-    return Status::ok();
-  }
-  const std::lock_guard<std::mutex> lock(failure_mutex_);
-  return stored_failure_locked();
 }
 
 }  // namespace replayrt::sim

@@ -13,6 +13,7 @@
 #include "platform/device.h"
 #include "platform/sim/sim_graph.h"
 #include "platform/sim/sim_memory.h"
+#include "platform/sim/sticky_failure.h"
 
 namespace replayrt::sim {
 
@@ -28,14 +29,14 @@ namespace replayrt::sim {
 // then parks. synchronize() spins for up to kHostWaitSpinBudget, then blocks; the destructor
 // spins briefly, then blocks.
 //
-// Failures: the first failing copy, memset or launch, or a wait on an event whose record
-// carried a failure, becomes the stream's sticky failure (a failed wait keeps the event's code
-// and says the stream waited on a failed event). While one is stored, copies, memsets and
-// launches are skipped; event records still complete and carry a copy of it; event waits still
-// wait. synchronize() returns it and clears it. An exception out of the executor's work (a
-// launch entry or a kernel that throws, or host memory running out) is caught on the executor:
-// it becomes the sticky failure RRT_ERR_KERNEL_FAILED ("device work on the stream threw an
-// exception"), and an event record it interrupted completes without a failure of its own.
+// Failures: the first failing copy, memset or launch becomes the stream's sticky failure
+// (a StickyFailure). While it is pending, copies, memsets and launches are skipped; event
+// records still complete and carry it; event waits still wait, and never take another
+// stream's failure over. It is reported once, by synchronize() or by a host synchronize of an
+// event whose record carried it, and reporting clears it. An exception out of the executor's
+// work (a launch entry or a kernel that throws, or host memory running out) is caught on the
+// executor: it becomes the sticky failure RRT_ERR_KERNEL_FAILED ("device work on the stream
+// threw an exception"), and an event record it interrupted completes without a failure.
 //
 // Events: record_event takes the event's next record number at enqueue; wait_event binds at
 // enqueue to the event's latest record number. Both accept only SimEvents
@@ -44,8 +45,10 @@ namespace replayrt::sim {
 // Capture: while capturing, a copy or memset resolves each device range (which must lie inside
 // one live allocation) and a launch resolves each referenced address (which must lie inside a
 // live allocation) into a CapturedAddress; an enqueue that fails this returns
-// RRT_ERR_INVALID_ARGUMENT naming the address and records nothing. Host pointers are recorded
-// as given. end_capture(nullptr) returns RRT_ERR_INVALID_ARGUMENT and keeps capturing.
+// RRT_ERR_INVALID_ARGUMENT naming the address and records nothing, and end_capture then
+// returns RRT_ERR_INVALID_STATE and discards the capture (the stream is no longer capturing),
+// so a rejected call never silently vanishes from a graph. Host pointers are recorded as
+// given. end_capture(nullptr) returns RRT_ERR_INVALID_ARGUMENT and keeps capturing.
 //
 // Replay: accepts only a SimGraph captured on a stream of the same SimDevice
 // (RRT_ERR_INVALID_ARGUMENT otherwise), checks its addresses (SimGraph::check_addresses), then
@@ -72,6 +75,7 @@ class SimStream final : public Stream {
   Status wait_event(Event &event) override;
 
   Status synchronize() override;
+  Status wait_idle() override;
 
   Status begin_capture() override;
   Status end_capture(std::unique_ptr<Graph> *out) override;
@@ -107,12 +111,6 @@ class SimStream final : public Stream {
   void execute_contained(SimOperation &operation) noexcept;
   void execute(SimOperation &operation);
   Status execute_device_work(const SimOperation &operation);
-  void fail(Status failure);
-  // Stores the failure of work that threw, without allocating when a message cannot be made.
-  void fail_on_exception() noexcept;
-  Status current_failure() const;
-  // Requires failure_mutex_. The stored failure.
-  Status stored_failure_locked() const;
 
   SimMemory &memory_;
 
@@ -124,21 +122,15 @@ class SimStream final : public Stream {
   std::atomic<bool> capturing_{false};  // written under mutex_; is_capturing() reads it alone
   std::vector<SimOperation> capture_operations_;    // guarded by mutex_
   std::vector<CapturedAddress> capture_addresses_;  // guarded by mutex_
+  bool capture_failed_ = false;                     // guarded by mutex_
 
   // Operations ever queued (written with mutex_ held) and ever executed or skipped (written by
   // the executor).
   std::atomic<std::uint64_t> enqueued_{0};
   std::atomic<std::uint64_t> completed_{0};
 
-  // The sticky failure. failed_ is set and cleared with failure_mutex_ held and lets the
-  // executor test for a failure without locking.
-  mutable std::mutex failure_mutex_;
-  Status failure_;
-  // Set when work threw and its failure could not be stored (host out of memory); failure_
-  // is then OK and the failure is made when it is read.
-  bool failure_detail_lost_ = false;
-  std::atomic<bool> failed_{false};
-  static constexpr const char *kThrewMessage = "device work on the stream threw an exception";
+  // The sticky failure, shared with the event records that carry it.
+  std::shared_ptr<StickyFailure> failure_ = std::make_shared<StickyFailure>();
 
   // Executor-only: the batch it is running, swapped with queue_ under mutex_.
   std::vector<SimOperation> batch_;

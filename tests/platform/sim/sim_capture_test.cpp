@@ -158,7 +158,7 @@ TEST_F(SimCaptureTest, CapturedCopiesReadAndWriteHostMemoryAtEachReplay) {
   }
 }
 
-TEST_F(SimCaptureTest, EnqueueOfANonDeviceAddressFailsAndRecordsNothing) {
+TEST_F(SimCaptureTest, EnqueueOfANonDeviceAddressFailsAndDiscardsTheCapture) {
   Stream &stream = new_stream();
   auto *const buffer = static_cast<unsigned char *>(allocate(1024));
   std::vector<int> log;
@@ -183,6 +183,14 @@ TEST_F(SimCaptureTest, EnqueueOfANonDeviceAddressFailsAndRecordsNothing) {
   EXPECT_TRUE(stream.is_capturing());
 
   const void *const inside[] = {buffer + 10};
+  ASSERT_TRUE(launch_append(stream, log, 2, inside).is_ok());
+  // The graph would miss the refused work, so the capture is discarded at its end.
+  std::unique_ptr<Graph> discarded;
+  EXPECT_EQ(stream.end_capture(&discarded).code(), RRT_ERR_INVALID_STATE);
+  EXPECT_EQ(discarded, nullptr);
+  EXPECT_FALSE(stream.is_capturing());
+
+  ASSERT_TRUE(stream.begin_capture().is_ok());
   ASSERT_TRUE(launch_append(stream, log, 2, inside).is_ok());
   const std::unique_ptr<Graph> graph = end_capture(stream);
   EXPECT_EQ(graph->operation_count(), 1u);
@@ -323,6 +331,7 @@ TEST_F(SimCaptureTest, CaptureStateErrors) {
 class ForeignGraph final : public Graph {
  public:
   std::size_t operation_count() const override { return 0; }
+  Status check_addresses() const override { return Status::ok(); }
   std::span<const CapturedAddress> captured_addresses() const override { return {}; }
 };
 
