@@ -356,10 +356,11 @@ typedef struct rrt_run_args {
 } rrt_run_args_t;
 
 /* Program mode. prepare picks a free pipeline slot and arena bank (depth 2) and binds the run
-   there (buffers grow as needed); launch enqueues on `stream` (NULL: the context's own); wait
-   blocks until done; finalize releases the slot. HOST outputs are copied back on the stream
-   after the run's tasks, so they are in place when wait returns. rrt_run does all four on the
-   context's own stream. With both slots in use, prepare returns RRT_ERR_INVALID_STATE. */
+   there (buffers grow as needed); launch enqueues on `stream` (NULL: the context's own stream
+   of that slot, so a failed run never skips a run of the other slot); wait blocks until done;
+   finalize releases the slot. HOST outputs are copied back on the stream after the run's
+   tasks, so they are in place when wait returns. rrt_run does all four on the slot's own
+   stream. With both slots in use, prepare returns RRT_ERR_INVALID_STATE. */
 RRT_API rrt_status_t rrt_run_prepare(rrt_context_t ctx, int32_t callable_id,
                                      const rrt_run_args_t *args, rrt_run_t *out);
 RRT_API rrt_status_t rrt_run_launch(rrt_run_t run, rrt_stream_t stream);

@@ -182,7 +182,7 @@ RRT_API rrt_status_t rrt_device_free(rrt_context_t ctx, void *device_ptr) {
     for (rrt_stream_s *stream : ctx->streams) {
       RRT_RETURN_IF_ERROR(stream->stream->wait_idle());
     }
-    RRT_RETURN_IF_ERROR(ctx->engine->own_stream().wait_idle());
+    RRT_RETURN_IF_ERROR(ctx->engine->wait_for_own_streams());
     RRT_RETURN_IF_ERROR(ctx->engine->device().free(device_ptr));
     ctx->caller_allocations.erase(it);
     return Status::ok();

@@ -43,7 +43,9 @@ Status Engine::create(std::unique_ptr<Device> device, unsigned device_workers,
   executor.kernels = &engine->kernels_;
   executor.sim_workers = device_workers;
   RRT_RETURN_IF_ERROR(engine->device_->create_executor(executor, &engine->executor_));
-  RRT_RETURN_IF_ERROR(engine->device_->create_stream(&engine->own_stream_));
+  for (auto &stream : engine->own_streams_) {
+    RRT_RETURN_IF_ERROR(engine->device_->create_stream(&stream));
+  }
   for (auto &event : engine->slot_done_) {
     RRT_RETURN_IF_ERROR(engine->device_->create_event(&event));
   }
@@ -58,10 +60,12 @@ Status Engine::create(std::unique_ptr<Device> device, unsigned device_workers,
 Engine::Engine(std::unique_ptr<Device> device) : device_(std::move(device)), context_(*device_) {}
 
 Engine::~Engine() {
-  if (own_stream_) {
-    (void)own_stream_->synchronize();
+  for (auto &stream : own_streams_) {
+    if (stream) {
+      (void)stream->synchronize();
+    }
+    stream.reset();
   }
-  own_stream_.reset();
   context_.release_all();
 }
 
@@ -86,6 +90,13 @@ Engine::InFlight::InFlight(const Engine &engine) noexcept : engine_(engine) {
 
 Engine::InFlight::~InFlight() {
   engine_.in_flight_.fetch_sub(1, std::memory_order_release);
+}
+
+Status Engine::wait_for_own_streams() {
+  for (auto &stream : own_streams_) {
+    RRT_RETURN_IF_ERROR(stream->wait_idle());
+  }
+  return Status::ok();
 }
 
 Status Engine::program_init() {
@@ -129,7 +140,13 @@ Status Engine::finalize() {
                          "finalize raced with a launch, replay, run or prepare in progress on "
                          "another thread; the context is unchanged");
   }
-  Status drained = own_stream_->synchronize();
+  Status drained;
+  for (auto &stream : own_streams_) {
+    Status failure = stream->synchronize();
+    if (drained.is_ok()) {
+      drained = std::move(failure);
+    }
+  }
   {
     const std::lock_guard<std::mutex> lock(launch_mutex_);
     last_serialized_stream_ = nullptr;
@@ -244,7 +261,7 @@ Status Engine::run_launch(ProgramRun &run, Stream *stream) {
                          "the run is not in the prepared state (it was launched already, or "
                          "its context was finalized)");
   }
-  Stream &target = stream != nullptr ? *stream : *own_stream_;
+  Stream &target = stream != nullptr ? *stream : *own_streams_[static_cast<std::size_t>(run.slot_)];
   run.captured_ = target.is_capturing();
   Status enqueued;
   if (run.captured_) {

@@ -100,7 +100,7 @@ class Engine {
   // collector shape now; 0 leaves the first allocation to the first prepared callable.
   Status kernel_init(const rrt_capacity_plan_t &plan, std::uint64_t context_generation,
                      std::uint32_t profile_tasks);
-  // Waits for the engine's own stream, abandons prepared runs, drops every callable and
+  // Waits for the engine's own streams, abandons prepared runs, drops every callable and
   // releases every context-owned buffer. The mode stays latched. RRT_ERR_INVALID_STATE, with
   // nothing changed, while another thread is inside a launch, replay, run or prepare.
   Status finalize();
@@ -111,14 +111,15 @@ class Engine {
   DeviceContext &context() noexcept { return context_; }
   const DeviceContext &context() const noexcept { return context_; }
   KernelRegistry &kernels() noexcept { return kernels_; }
-  Stream &own_stream() noexcept { return *own_stream_; }
+  // Waits for the work queued on the engine's own streams (reports nothing).
+  Status wait_for_own_streams();
   bool is_kernel() const noexcept { return context_.latch().is_kernel(); }
 
   Status prepare_callable(const rrt_callable_desc_t &desc, std::int32_t *out_id);
 
   Status run_prepare(std::int32_t callable_id, const RunArgsView &args,
                      std::unique_ptr<ProgramRun> *out);
-  // `stream` null: the engine's own stream.
+  // `stream` null: the own stream of the run's slot.
   Status run_launch(ProgramRun &run, Stream *stream);
   Status run_wait(ProgramRun &run);
   // Waits if needed and releases the slot. The run may be destroyed afterwards.
@@ -171,7 +172,9 @@ class Engine {
   DeviceContext context_;
   KernelRegistry kernels_;
   std::unique_ptr<Executor> executor_;
-  std::unique_ptr<Stream> own_stream_;
+  // Runs launched without a stream go to their slot's own stream, so a failed run never
+  // skips the next run of the other slot.
+  std::array<std::unique_ptr<Stream>, DeviceContext::kPipelineDepth> own_streams_;
   std::array<std::unique_ptr<Event>, DeviceContext::kPipelineDepth> slot_done_;
   // Recorded after every eager run of the slot and every program-mode replay.
   std::array<std::unique_ptr<Event>, DeviceContext::kPipelineDepth> slot_used_;
