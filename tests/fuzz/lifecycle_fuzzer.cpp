@@ -3,8 +3,9 @@
 //
 // Invariants checked after every call:
 //   - a failing call's code is rrt_last_error's code;
-//   - a failing call changed no statistic of any context (the refusal counters aside) and wrote
-//     none of its out-parameters (they are pre-filled with sentinels);
+//   - a failing call changed no statistic of any context (the refusal counters aside; a call
+//     that reports RRT_ERR_KERNEL_FAILED ran its work and is exempt) and wrote none of its
+//     out-parameters (they are pre-filled with sentinels);
 //   - a call the header says succeeds here succeeds (context destroy with nothing alive, a good
 //     replay verified on a stream of its own, ...);
 //   - after every capacity refusal, every graph captured before on that context still replays
@@ -201,7 +202,9 @@ class Harness {
     }
     const rrt_status_t status = fn();
     RRT_FUZZ_RECORDED(status, name);
-    if (status != RRT_OK) {
+    // A call that reports a kernel's failure (rrt_run, a wait, a synchronize) ran that kernel:
+    // its launch is counted like any other.
+    if (status != RRT_OK && status != RRT_ERR_KERNEL_FAILED) {
       for (std::size_t i = 0; i < contexts_.size() && i < before.size(); ++i) {
         if (!same_except_refusals(before[i], stats_of(contexts_[i]->handle))) {
           char what[160];
