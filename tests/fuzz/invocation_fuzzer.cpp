@@ -232,12 +232,14 @@ std::vector<Field> mutable_image_fields(const TaskGraphHeader &h) {
 
 // Operand mutations: the index of any operand, the value of an immediate, and the kind, except
 // into kBaked (whose value is a device address).
-void mutate_operand(FuzzedDataProvider &in, std::byte *image, const TaskGraphHeader &h) {
+void mutate_operand(FuzzedDataProvider &in, std::byte *image, const std::byte *pristine,
+                    const TaskGraphHeader &h) {
   if (h.num_operands == 0) {
     return;
   }
   const std::uint32_t o = in.ConsumeIntegralInRange<std::uint32_t>(0, h.num_operands - 1);
   auto *record = reinterpret_cast<OperandRecord *>(image + h.operands_offset) + o;
+  const auto *original = reinterpret_cast<const OperandRecord *>(pristine + h.operands_offset) + o;
   switch (in.ConsumeIntegralInRange<int>(0, 2)) {
     case 0:
       mutate_field(in, reinterpret_cast<std::byte *>(&record->index), 0, 4);
@@ -260,8 +262,8 @@ void mutate_operand(FuzzedDataProvider &in, std::byte *image, const TaskGraphHea
         return k == static_cast<std::uint32_t>(ImageOperandKind::kScalar) ||
                k == static_cast<std::uint32_t>(ImageOperandKind::kImmediate);
       };
-      if (!kDeviceChecksOperandPositions && ((is_tensor(record->kind) && is_scalar(kind)) ||
-                                             (is_scalar(record->kind) && is_tensor(kind)))) {
+      if (!kDeviceChecksOperandPositions && ((is_tensor(original->kind) && is_scalar(kind)) ||
+                                             (is_scalar(original->kind) && is_tensor(kind)))) {
         return;
       }
       if (record->kind == static_cast<std::uint32_t>(ImageOperandKind::kBaked)) {
@@ -352,7 +354,7 @@ void image_target(FuzzedDataProvider &in) {
         break;
       }
       case 1:
-        mutate_operand(in, image.data(), header);
+        mutate_operand(in, image.data(), pristine.data(), header);
         break;
       case 2: {
         // The invocation header's fields (the payload's addresses and sizes stay).
