@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -166,7 +167,8 @@ struct Context {
   rrt_context_t handle = nullptr;
   int mode = -1;  // -1 none, RRT_MODE_PROGRAM, RRT_MODE_KERNEL
   bool finalized = false;
-  std::int32_t callable[kKinds] = {-1, -1, -1};
+  std::int32_t callable[kKinds] = {-1, -1, -1};  // the latest prepared id of each kind
+  std::map<std::int32_t, Kind> prepared;         // every prepared id
   std::int32_t scale = -1, add = -1, copy = -1, fail = -1;
   std::unique_ptr<Descs> descs;
   void *device_in = nullptr;
@@ -407,6 +409,7 @@ void Harness::finalize(Context &ctx) {
   for (int k = 0; k < kKinds; ++k) {
     ctx.callable[k] = -1;
   }
+  ctx.prepared.clear();
   for (auto &graph : ctx.graphs) {
     graph->unusable = true;
   }
@@ -434,6 +437,7 @@ void Harness::prepare(Context &ctx) {
   }
   RRT_FUZZ_CHECK(ctx.mode != -1 && !ctx.finalized, "rrt_callable_prepare before init succeeded");
   ctx.callable[static_cast<int>(kind)] = id;
+  ctx.prepared[id] = kind;
 }
 
 bool Harness::setup_buffers(Context &ctx) {
@@ -733,7 +737,7 @@ void Harness::launch(Context &ctx) {
     }
     return;
   }
-  const Kind kind = pick_kind();
+  Kind kind = pick_kind();
   const std::int32_t id = coin() || ctx.callable[static_cast<int>(kind)] >= 0
                               ? ctx.callable[static_cast<int>(kind)]
                               : in_.ConsumeIntegralInRange<std::int32_t>(-1, 40);
@@ -760,8 +764,11 @@ void Harness::launch(Context &ctx) {
   if (status != RRT_OK) {
     return;
   }
-  RRT_FUZZ_CHECK(id == ctx.callable[static_cast<int>(kind)],
+  const auto prepared = ctx.prepared.find(id);
+  RRT_FUZZ_CHECK(prepared != ctx.prepared.end(),
                  "rrt_kernel_launch of an id that is not prepared succeeded");
+  kind = prepared->second;
+  out.kind = kind;
   if (s != nullptr && s->capturing && !checked) {
     s->capture.fails = s->capture.fails || kind == Kind::kFailing;
     if (kind != Kind::kFailing) {
