@@ -53,6 +53,11 @@ constexpr bool kAvoidFinalizeWhileCapturing = true;
 constexpr bool kAvoidProgramReplays = true;
 //   Defect 8: rrt_device_free of a buffer queued work still uses does not wait.
 constexpr bool kSynchronizeBeforeFree = true;
+//   Defect 4: in kernel mode a failure crosses streams (the next good launch on any stream
+//   reports it or is skipped; crashes/lifecycle_fuzzer/
+//   kernel_failure_then_good_launch_on_another_stream). While true, no kernel-mode launch of
+//   the failing callable is made.
+constexpr bool kAvoidKernelModeFailures = true;
 //   Defect 10: a context finalized before any init refuses rrt_kernel_init.
 constexpr bool kAvoidFinalizeBeforeInit = true;
 //   Defect 10: a second destroy of a handle is a use-after-free (never exercised: the harness
@@ -755,6 +760,12 @@ void Harness::launch(Context &ctx) {
   if (checked) {
     RRT_FUZZ_CHECK(rrt_stream_synchronize(ctx.check_stream) == RRT_OK,
                    "the check stream reports a failure it never ran");
+  }
+  if (kAvoidKernelModeFailures && ctx.mode == RRT_MODE_KERNEL) {
+    const auto target = ctx.prepared.find(id);
+    if (target != ctx.prepared.end() && target->second == Kind::kFailing) {
+      return;
+    }
   }
   const rrt_status_t status =
       call("rrt_kernel_launch", [&] { return rrt_kernel_launch(ctx.handle, id, &args, stream); });
