@@ -51,9 +51,9 @@ rrt_tensor_desc_t fuzz_tensor(FuzzedDataProvider &in) {
   rrt_tensor_desc_t t{};
   t.dtype = static_cast<rrt_dtype_t>(in.ConsumeIntegralInRange<int>(-1, 6));
   t.ndim = in.ConsumeIntegralInRange<std::uint32_t>(0, RRT_MAX_DIMS + 1);
-  for (std::uint32_t d = 0; d < RRT_MAX_DIMS; ++d) {
-    const std::uint8_t pick = in.ConsumeIntegral<std::uint8_t>();
-    t.shape[d] = pick < 240 ? pick % 17 : in.ConsumeIntegral<std::uint64_t>();
+  for (std::uint64_t &dim : t.shape) {
+    const auto pick = in.ConsumeIntegral<std::uint8_t>();
+    dim = pick < 240 ? pick % 17 : in.ConsumeIntegral<std::uint64_t>();
   }
   t.direction = static_cast<rrt_direction_t>(in.ConsumeIntegralInRange<int>(0, 3));
   return t;
@@ -61,23 +61,23 @@ rrt_tensor_desc_t fuzz_tensor(FuzzedDataProvider &in) {
 
 void fuzz_desc(FuzzedDataProvider &in, FuzzedDesc *out) {
   FuzzedDesc &f = *out;
-  const std::uint32_t num_params = in.ConsumeIntegralInRange<std::uint32_t>(0, kMaxTensors);
-  const std::uint32_t num_intermediates = in.ConsumeIntegralInRange<std::uint32_t>(0, kMaxTensors);
+  const auto num_params = in.ConsumeIntegralInRange<std::uint32_t>(0, kMaxTensors);
+  const auto num_intermediates = in.ConsumeIntegralInRange<std::uint32_t>(0, kMaxTensors);
   for (std::uint32_t i = 0; i < num_params; ++i) {
     f.params.push_back(fuzz_tensor(in));
   }
   for (std::uint32_t i = 0; i < num_intermediates; ++i) {
     f.intermediates.push_back(fuzz_tensor(in));
   }
-  const std::uint32_t num_tasks = in.ConsumeIntegralInRange<std::uint32_t>(0, kMaxTasks);
+  const auto num_tasks = in.ConsumeIntegralInRange<std::uint32_t>(0, kMaxTasks);
   f.operands.resize(num_tasks);
   for (std::uint32_t t = 0; t < num_tasks; ++t) {
-    const std::uint8_t count_pick = in.ConsumeIntegral<std::uint8_t>();
+    const auto count_pick = in.ConsumeIntegral<std::uint8_t>();
     const std::uint32_t count = count_pick < 250 ? count_pick % 5 : count_pick % kMaxOperands;
     for (std::uint32_t o = 0; o < count; ++o) {
       rrt_operand_t op{};
       op.kind = static_cast<rrt_operand_kind_t>(in.ConsumeIntegralInRange<int>(0, 4));
-      const std::uint8_t index_pick = in.ConsumeIntegral<std::uint8_t>();
+      const auto index_pick = in.ConsumeIntegral<std::uint8_t>();
       op.index = index_pick < 250 ? index_pick % 8 : in.ConsumeIntegral<std::uint32_t>();
       f.operands[t].push_back(op);
     }
@@ -91,7 +91,7 @@ void fuzz_desc(FuzzedDataProvider &in, FuzzedDesc *out) {
     f.tasks.push_back(task);
   }
   rrt_callable_desc_t &d = f.desc;
-  const std::uint8_t size_pick = in.ConsumeIntegral<std::uint8_t>();
+  const auto size_pick = in.ConsumeIntegral<std::uint8_t>();
   d.struct_size = size_pick < 250 ? sizeof d : size_pick;
   d.bind = static_cast<rrt_bind_strategy_t>(in.ConsumeIntegralInRange<int>(0, 2));
   d.num_params = num_params;
@@ -161,9 +161,10 @@ bool prepare_checked(rrt_context_t ctx, const rrt_callable_desc_t &desc) {
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-identifier-naming): the name libFuzzer calls
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
   FuzzedDataProvider in(data, size);
-  const std::uint32_t count = in.ConsumeIntegralInRange<std::uint32_t>(1, kMaxDescs);
+  const auto count = in.ConsumeIntegralInRange<std::uint32_t>(1, kMaxDescs);
   std::vector<FuzzedDesc> descs(count);
   std::vector<const rrt_callable_desc_t *> pointers;
   for (FuzzedDesc &d : descs) {

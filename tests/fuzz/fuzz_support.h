@@ -77,16 +77,18 @@ inline bool same_except_refusals(const rrt_stats_t &before, const rrt_stats_t &a
 // A byte pattern no successful call writes into an out-parameter.
 inline constexpr unsigned char kSentinelByte = 0xA5;
 
+// T is often a handle, itself a pointer: the pattern fills the handle, not what it points to.
 template <typename T>
 void fill_sentinel(T *value) {
-  std::memset(static_cast<void *>(value), kSentinelByte, sizeof *value);
+  std::memset(static_cast<void *>(value), kSentinelByte,
+              sizeof(T));  // NOLINT(bugprone-sizeof-expression)
 }
 
 template <typename T>
 bool still_sentinel(const T &value) {
   T expected;
   fill_sentinel(&expected);
-  return std::memcmp(&expected, &value, sizeof value) == 0;
+  return std::memcmp(&expected, &value, sizeof(T)) == 0;  // NOLINT(bugprone-sizeof-expression)
 }
 
 }  // namespace replayrt::fuzz

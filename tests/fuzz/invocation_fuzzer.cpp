@@ -50,7 +50,7 @@ constexpr std::int32_t kCallableId = 5;
 constexpr std::uint64_t kGeneration = 77;
 
 void decode_target(FuzzedDataProvider &in) {
-  const std::size_t misalign = in.ConsumeIntegralInRange<std::size_t>(0, 8);
+  const auto misalign = in.ConsumeIntegralInRange<std::size_t>(0, 8);
   const std::vector<std::uint8_t> bytes = in.ConsumeRemainingBytes<std::uint8_t>();
   std::vector<std::uint64_t> storage((bytes.size() + misalign + 7) / 8 + 1);
   auto *base = reinterpret_cast<std::byte *>(storage.data()) + misalign;
@@ -237,7 +237,7 @@ void mutate_operand(FuzzedDataProvider &in, std::byte *image, const std::byte *p
   if (h.num_operands == 0) {
     return;
   }
-  const std::uint32_t o = in.ConsumeIntegralInRange<std::uint32_t>(0, h.num_operands - 1);
+  const auto o = in.ConsumeIntegralInRange<std::uint32_t>(0, h.num_operands - 1);
   auto *record = reinterpret_cast<OperandRecord *>(image + h.operands_offset) + o;
   const auto *original = reinterpret_cast<const OperandRecord *>(pristine + h.operands_offset) + o;
   switch (in.ConsumeIntegralInRange<int>(0, 2)) {
@@ -250,7 +250,7 @@ void mutate_operand(FuzzedDataProvider &in, std::byte *image, const std::byte *p
       }
       return;
     default: {
-      std::uint32_t kind = in.ConsumeIntegralInRange<std::uint32_t>(0, 5);
+      auto kind = in.ConsumeIntegralInRange<std::uint32_t>(0, 5);
       if (kind == static_cast<std::uint32_t>(ImageOperandKind::kBaked)) {
         kind = static_cast<std::uint32_t>(ImageOperandKind::kScalar);
       }
@@ -306,8 +306,8 @@ Status execute(DeviceRuntime &runtime, const std::vector<std::uint64_t> &words, 
 void image_target(FuzzedDataProvider &in) {
   Program program(in.ConsumeBool());
   const bool host_seed = in.ConsumeBool();
-  const unsigned workers = in.ConsumeIntegralInRange<unsigned>(1, 3);
-  const float scalar = static_cast<float>(in.ConsumeIntegralInRange<int>(0, 5));
+  const auto workers = in.ConsumeIntegralInRange<unsigned>(1, 3);
+  const auto scalar = static_cast<float>(in.ConsumeIntegralInRange<int>(0, 5));
   const CallableRequirements &needs = program.callable->requirements();
 
   Placement p;
@@ -344,7 +344,7 @@ void image_target(FuzzedDataProvider &in) {
   std::vector<std::uint64_t> words = good;
   std::size_t bytes = words.size() * 8;
   const std::vector<Field> image_fields = mutable_image_fields(header);
-  const int mutations = in.ConsumeIntegralInRange<int>(0, kMaxMutations);
+  const auto mutations = in.ConsumeIntegralInRange<int>(0, kMaxMutations);
   for (int m = 0; m < mutations; ++m) {
     switch (in.ConsumeIntegralInRange<int>(0, 3)) {
       case 0: {
@@ -409,6 +409,7 @@ void image_target(FuzzedDataProvider &in) {
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-identifier-naming): the name libFuzzer calls
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
   if (size == 0) {
     return 0;

@@ -362,7 +362,7 @@ void Harness::init_kernel(Context &ctx) {
   config.context_generation = ++next_generation;
   // The plan: all three callables, only the first (later prepares are refused), or a
   // shrunken runtime pool or heap.
-  const int variant = in_.ConsumeIntegralInRange<int>(0, 3);
+  const auto variant = in_.ConsumeIntegralInRange<int>(0, 3);
   const rrt_callable_desc_t *all[kKinds] = {&ctx.descs->desc[0], &ctx.descs->desc[1],
                                             &ctx.descs->desc[2]};
   RRT_FUZZ_CHECK(
@@ -411,8 +411,8 @@ void Harness::finalize(Context &ctx) {
   if (ctx.mode != -1) {
     ctx.finalized = true;
   }
-  for (int k = 0; k < kKinds; ++k) {
-    ctx.callable[k] = -1;
+  for (std::int32_t &id : ctx.callable) {
+    id = -1;
   }
   ctx.prepared.clear();
   for (auto &graph : ctx.graphs) {
@@ -611,7 +611,7 @@ void Harness::stream_op(Context &ctx) {
 }
 
 void Harness::event_op(Context &ctx) {
-  const int op = in_.ConsumeIntegralInRange<int>(0, 4);
+  const auto op = in_.ConsumeIntegralInRange<int>(0, 4);
   if (op == 0) {
     if (ctx.events.size() >= kMaxEvents) {
       return;
@@ -702,7 +702,7 @@ void Harness::replay(Context &ctx) {
   }
   const std::size_t index = pick_index(ctx.graphs);
   Graph &graph = *ctx.graphs[index];
-  const int op = in_.ConsumeIntegralInRange<int>(0, 3);
+  const auto op = in_.ConsumeIntegralInRange<int>(0, 3);
   if (op == 0) {
     const rrt_status_t status =
         call("rrt_graph_destroy", [&] { return rrt_graph_destroy(graph.handle); });
@@ -808,7 +808,7 @@ void Harness::launch(Context &ctx) {
 }
 
 void Harness::run_op(Context &ctx) {
-  const int op = in_.ConsumeIntegralInRange<int>(0, 4);
+  const auto op = in_.ConsumeIntegralInRange<int>(0, 4);
   if (op == 0 || op == 1) {
     if (!setup_buffers(ctx)) {
       return;
@@ -899,12 +899,12 @@ void Harness::run_op(Context &ctx) {
 }
 
 void Harness::memory_op(Context &ctx) {
-  const int op = in_.ConsumeIntegralInRange<int>(0, 4);
+  const auto op = in_.ConsumeIntegralInRange<int>(0, 4);
   if (op == 0) {
     if (ctx.scratch.size() >= kMaxScratch) {
       return;
     }
-    const std::size_t bytes = in_.ConsumeIntegralInRange<std::size_t>(0, 4096);
+    const auto bytes = in_.ConsumeIntegralInRange<std::size_t>(0, 4096);
     void *ptr;
     fill_sentinel(&ptr);
     const rrt_status_t status =
@@ -975,7 +975,7 @@ void Harness::memory_op(Context &ctx) {
   }
   void *buffer = ctx.scratch[pick_index(ctx.scratch)];
   std::array<std::uint8_t, 512> host{};
-  const std::size_t bytes = in_.ConsumeIntegralInRange<std::size_t>(0, 600);
+  const auto bytes = in_.ConsumeIntegralInRange<std::size_t>(0, 600);
   Stream *s = pick_stream(ctx, true);
   if (s != nullptr && s->capturing) {
     return;  // a recorded copy would need its host buffer for every replay
@@ -998,6 +998,8 @@ void Harness::query_op(Context &ctx) {
       const rrt_status_t status =
           call("rrt_context_stats", [&] { return rrt_context_stats(ctx.handle, &stats); });
       if (status != RRT_OK) {
+        // Byte-wise on purpose: the sentinel fills the padding too.
+        // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison)
         RRT_FUZZ_CHECK(std::memcmp(&stats, &before, sizeof stats) == 0,
                        "a failing rrt_context_stats wrote its output");
       }
@@ -1044,7 +1046,7 @@ void Harness::query_op(Context &ctx) {
 }
 
 void Harness::step() {
-  const int op = in_.ConsumeIntegralInRange<int>(0, 15);
+  const auto op = in_.ConsumeIntegralInRange<int>(0, 15);
   if (op == 0) {
     create_context();
     return;
@@ -1135,6 +1137,7 @@ void Harness::teardown(Context &ctx) {
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-identifier-naming): the name libFuzzer calls
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
   FuzzedDataProvider in(data, size);
   Harness harness(in);

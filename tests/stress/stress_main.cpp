@@ -204,7 +204,7 @@ void worker(Shared &shared, const Options &options, unsigned index,
     const unsigned op = rng() % 8;
     switch (op) {
       case 0: {  // new input values through a synchronous copy, then a launch
-        set_input(index * 1000 + iteration);
+        set_input(std::uint64_t{index} * 1000 + iteration);
         EXPECT_STATUS(RRT_OK, rrt_memcpy_h2d(kctx, in, host_in.data(), kBytes, nullptr));
         [[fallthrough]];
       }
