@@ -5,8 +5,18 @@
 #   make tsan       the test suite under ThreadSanitizer (clang)
 #   make controls   the negative controls (re-introduced defects must fail named tests)
 #   make bench      run every benchmark; writes build/bench/results.{md,json}
+#   make fuzz       build the libFuzzer targets (clang) and run each for FUZZ_SECONDS (60)
+#   make stress     the stress program under ThreadSanitizer, then AddressSanitizer, for
+#                   STRESS_SECONDS (60) each with STRESS_THREADS (8) threads
+#   make soak       10^6 kernel-mode replays, resident memory and allocator calls sampled;
+#                   writes build/bench/soak.json
 #   make lint       clang-format and clang-tidy over the sources
-.PHONY: demo test asan tsan controls bench lint format deps
+.PHONY: demo test asan tsan controls bench fuzz stress soak lint format deps
+
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := callable_desc_fuzzer invocation_fuzzer lifecycle_fuzzer
+STRESS_SECONDS ?= 60
+STRESS_THREADS ?= 8
 
 deps:
 	@scripts/check-deps.sh
@@ -38,6 +48,28 @@ bench: deps
 	@cmake --preset default >/dev/null
 	@cmake --build --preset default
 	@python3 bench/run_all.py --build-dir build/default --out-dir build/bench
+
+fuzz: deps
+	@cmake --preset fuzz >/dev/null
+	@cmake --build --preset fuzz --target $(FUZZ_TARGETS)
+	@tests/fuzz/run.sh build/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+stress: deps
+	@cmake --preset tsan >/dev/null
+	@cmake --build --preset tsan --target replayrt-stress
+	@TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build/tsan/tests/stress/replayrt-stress \
+	  --threads $(STRESS_THREADS) --seconds $(STRESS_SECONDS) --watchdog 60
+	@cmake --preset asan >/dev/null
+	@cmake --build --preset asan --target replayrt-stress
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  build/asan/tests/stress/replayrt-stress --threads $(STRESS_THREADS) \
+	  --seconds $(STRESS_SECONDS) --watchdog 60
+
+soak: deps
+	@cmake --preset default >/dev/null
+	@cmake --build --preset default --target soak_bench
+	@mkdir -p build/bench
+	@build/default/bench/soak_bench --json build/bench/soak.json
 
 lint: deps
 	@scripts/lint.sh

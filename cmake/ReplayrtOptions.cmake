@@ -17,3 +17,13 @@ if(REPLAYRT_SANITIZE)
   add_compile_options(${replayrt_sanitizer_flags})
   add_link_options(${replayrt_sanitizer_flags})
 endif()
+
+# The fuzz targets: every object gets libFuzzer's coverage instrumentation; the fuzzer runtime
+# and its main() are linked only into the executables in tests/fuzz (-fsanitize=fuzzer there).
+if(REPLAYRT_BUILD_FUZZERS)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "REPLAYRT_BUILD_FUZZERS needs clang (libFuzzer ships with it); the C++ "
+                        "compiler is ${CMAKE_CXX_COMPILER_ID}. Use `cmake --preset fuzz`.")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link)
+endif()

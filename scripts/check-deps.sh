@@ -29,6 +29,8 @@ need_cmake_package benchmark benchmarkConfig.cmake libbenchmark-dev
 if command -v clang++ >/dev/null 2>&1; then
   runtime=$(clang++ -print-file-name="libclang_rt.asan-$(uname -m).a" 2>/dev/null)
   [ -e "$runtime" ] || missing+=("clang sanitizer runtimes (libclang-rt-14-dev)")
+  fuzzer=$(clang++ -print-file-name="libclang_rt.fuzzer-$(uname -m).a" 2>/dev/null)
+  [ -e "$fuzzer" ] || missing+=("libFuzzer runtime for make fuzz (libclang-rt-14-dev)")
 fi
 
 if [ "${#missing[@]}" -ne 0 ]; then

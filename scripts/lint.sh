@@ -14,4 +14,13 @@ run-clang-tidy -quiet -p build/default -j 2 "${units[@]/#/$PWD/}" >build/clang-t
   echo "clang-tidy found problems (full log: build/clang-tidy.log)" >&2
   exit 1
 }
+# The fuzz targets are built only by the fuzz preset, so only its database has them.
+cmake --preset fuzz >/dev/null
+mapfile -t fuzz_units < <(git ls-files 'tests/fuzz/*.cpp')
+echo "clang-tidy: ${#fuzz_units[@]} fuzz translation units"
+run-clang-tidy -quiet -p build/fuzz -j 2 "${fuzz_units[@]/#/$PWD/}" >build/clang-tidy-fuzz.log 2>&1 || {
+  grep -E 'warning:|error:' build/clang-tidy-fuzz.log | sort -u | head -50
+  echo "clang-tidy found problems (full log: build/clang-tidy-fuzz.log)" >&2
+  exit 1
+}
 echo "lint: clean"
