@@ -23,26 +23,24 @@
 #include "fuzz_support.h"
 #include "platform/sim/sim_device.h"
 #include "runtime/callable.h"
-#include "runtime/device/device_runtime.h"
-#include "runtime/invocation_header.h"
-#include "runtime/kernel_registry.h"
-#include "runtime/task_graph_image.h"
+#include "platform/sim/executor/device_runtime.h"
+#include "platform/launch/invocation_header.h"
+#include "platform/launch/kernel_registry.h"
+#include "platform/launch/task_graph_image.h"
+#include "runtime/task_graph_builder.h"
 
 namespace {
 
 using namespace replayrt;
+using sim::DeviceRuntime;
 
-// Image fields the device half trusts today: the layout (counts against image_bytes, the
-// section offsets) and the graph's shape (predecessor counts, successor lists). Mutating them
-// reads outside the image or never completes. Each is mutated only while its constant is true.
-constexpr bool kMutateImageLayout = false;
-constexpr bool kMutateGraphShape = false;
-// The device half copies each operand into the tensor or the scalar array by its kind, not by
-// its position: a scalar-kind operand among a task's tensors (or a task whose num_tensors or
-// num_scalars changed) indexes past those arrays (crashes/invocation_fuzzer/
-// operand_kind_at_wrong_position). While false, kind mutations keep an operand's class and the
-// task counts stay.
-constexpr bool kDeviceChecksOperandPositions = false;
+// Mutation classes the harness can leave out, each while its constant is false, to narrow a
+// new finding down. All are on: the image layout (counts against image_bytes, the section
+// offsets), the graph's shape (predecessor counts, successor lists), and operand kinds at any
+// position with changed task operand counts. The device half checks each of them.
+constexpr bool kMutateImageLayout = true;
+constexpr bool kMutateGraphShape = true;
+constexpr bool kDeviceChecksOperandPositions = true;
 
 constexpr int kMaxMutations = 6;
 constexpr std::uint64_t kN = 16;

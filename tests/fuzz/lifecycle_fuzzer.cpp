@@ -45,23 +45,17 @@ constexpr std::size_t kMaxScratch = 4;
 constexpr std::uint64_t kN = 64;  // floats per tensor
 constexpr std::uint64_t kBytes = kN * sizeof(float);
 
-// Call patterns that hit defects the issue lists and that would stop every input at once. Each
-// is avoided while its constant is true; flip it to confirm the fix.
-//   Defect 1: finalize while a stream captures returns without waiting for queued work.
-constexpr bool kAvoidFinalizeWhileCapturing = true;
-//   Defect 2: a program-mode graph replay overlapping an eager run of the same slot hangs.
-constexpr bool kAvoidProgramReplays = true;
-//   Defect 8: rrt_device_free of a buffer queued work still uses does not wait.
-constexpr bool kSynchronizeBeforeFree = true;
-//   Defect 4: in kernel mode a failure crosses streams (the next good launch on any stream
-//   reports it or is skipped; crashes/lifecycle_fuzzer/
-//   kernel_failure_then_good_launch_on_another_stream). While true, no kernel-mode launch of
-//   the failing callable is made.
-constexpr bool kAvoidKernelModeFailures = true;
-//   Defect 10: a context finalized before any init refuses rrt_kernel_init.
-constexpr bool kAvoidFinalizeBeforeInit = true;
-//   Defect 10: a second destroy of a handle is a use-after-free (never exercised: the harness
-//   forgets a handle once destroyed).
+// Call patterns the harness can leave out, each while its constant is true, to narrow a new
+// finding down. All are exercised (false): finalize while a stream captures, program-mode
+// replays overlapping eager runs of the same slot, rrt_device_free of a buffer queued work
+// still uses (true: synchronize first), kernel-mode launches of the failing callable, and
+// init after a finalize that followed no init. A second destroy of a handle is never made: the
+// header says it is undefined, and the harness forgets a handle once destroyed.
+constexpr bool kAvoidFinalizeWhileCapturing = false;
+constexpr bool kAvoidProgramReplays = false;
+constexpr bool kSynchronizeBeforeFree = false;
+constexpr bool kAvoidKernelModeFailures = false;
+constexpr bool kAvoidFinalizeBeforeInit = false;
 
 enum class Kind : std::uint8_t { kAxpy = 0, kHostBuild = 1, kFailing = 2 };
 constexpr int kKinds = 3;
