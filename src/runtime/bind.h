@@ -69,7 +69,8 @@ class BindStrategy {
 
 const BindStrategy &bind_strategy(rrt_bind_strategy_t bind) noexcept;
 
-// The bytes one HOST tensor of `bytes` bytes takes in staging (rounded up to kDeviceAddressAlignment).
+// The bytes one HOST tensor of `bytes` bytes takes in staging (rounded up to
+// kDeviceAddressAlignment).
 std::uint64_t staging_slice_bytes(std::uint64_t bytes) noexcept;
 // The staging a run needs: the slices of its HOST tensors.
 std::uint64_t run_staging_bytes(const RunArgsView &args) noexcept;

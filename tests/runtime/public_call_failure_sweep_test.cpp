@@ -10,11 +10,11 @@
 
 #include <gtest/gtest.h>
 
-#include "support/fault_injecting_device.h"
 #include "platform/sim/sim_device.h"
 #include "runtime/capacity_plan.h"
 #include "runtime/engine.h"
 #include "support/callable_builder.h"
+#include "support/fault_injecting_device.h"
 
 namespace replayrt {
 namespace {
