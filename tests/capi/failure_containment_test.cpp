@@ -17,7 +17,6 @@
 namespace {
 
 using replayrt::testing::run_args;
-using replayrt::testing::stats_of;
 
 constexpr std::uint64_t kFloats = 16;
 constexpr std::uint64_t kBytes = kFloats * 4;

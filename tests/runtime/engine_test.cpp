@@ -273,8 +273,8 @@ TEST_F(EngineTest, AlternatingCallablesSettleWithoutAllocationsInBothBinds) {
       ids.push_back(id);
     }
   }
-  void *in = sim_.allocate(512 * 4);
-  void *out = sim_.allocate(512 * 4);
+  void *in = sim_.allocate(std::size_t{512} * 4);
+  void *out = sim_.allocate(std::size_t{512} * 4);
   auto run = [&](std::int32_t id, std::uint64_t n) {
     const std::vector<rrt_tensor_arg_t> tensors = {{in, n * 4, RRT_SPACE_DEVICE},
                                                    {out, n * 4, RRT_SPACE_DEVICE}};

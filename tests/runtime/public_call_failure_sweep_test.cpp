@@ -149,6 +149,8 @@ std::vector<PublicCall> public_calls() {
   };
 }
 
+// GoogleTest finds a value printer by this name.
+// NOLINTNEXTLINE(readability-identifier-naming)
 void PrintTo(const PublicCall &call, std::ostream *os) {
   *os << call.name;
 }
