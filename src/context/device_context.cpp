@@ -48,6 +48,15 @@ class DeviceContext::Slot final : public SlotView {
     return context_.latch_.is_kernel() ? ExecutionMode::kKernel : ExecutionMode::kProgram;
   }
   Status reserve(const SlotRequest &request, SlotGrant *grant) override {
+    // A kernel-mode launch that stages nothing and records no profile sizes no block: it
+    // needs neither the lock nor the bases, which cannot change after kernel init.
+    const bool sizes_nothing = request.staging_bytes == 0 && !request.size_bank &&
+                               !request.place_definition &&
+                               (request.profile_tasks == 0 || !context_.profiling());
+    if (sizes_nothing && context_.latch_.is_kernel()) {
+      *grant = SlotGrant{};
+      return Status::ok();
+    }
     const std::lock_guard<std::mutex> lock(context_.mutex_);
     return context_.reserve_slot(*this, request, grant);
   }

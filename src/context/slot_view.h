@@ -31,7 +31,8 @@ struct SlotRequest {
   std::uint32_t profile_tasks = 0;       // 0: profiling off for this run
 };
 
-// Where the request landed. Null for what the request did not ask for.
+// Where the request landed. Null for what the request did not ask for; in kernel mode `bases`
+// is set only when the request sized a block (kernel-mode binds use their resident placement).
 struct SlotGrant {
   void *staging = nullptr;  // the run's first staging slice; the others follow it
   BankBases bases;          // the bank after the request
