@@ -69,10 +69,4 @@ void ArenaBank::release_all() noexcept {
   }
 }
 
-void ArenaBank::abandon_all() noexcept {
-  for (GuardedBlock &block : regions_) {
-    block.abandon();
-  }
-}
-
 }  // namespace replayrt

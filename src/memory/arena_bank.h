@@ -69,7 +69,6 @@ class ArenaBank {
   }
 
   void release_all() noexcept;
-  void abandon_all() noexcept;
 
  private:
   std::array<GuardedBlock, kBankRegionCount> regions_;

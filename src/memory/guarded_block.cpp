@@ -118,14 +118,4 @@ void GuardedBlock::release() noexcept {
   requested_ = 0;
 }
 
-void GuardedBlock::abandon() noexcept {
-  base_ = nullptr;
-  staged_ = nullptr;
-  superseded_ = nullptr;
-  capacity_ = 0;
-  requested_ = 0;
-  planned_ = GrowthDecision::kKeep;
-  planned_bytes_ = 0;
-}
-
 }  // namespace replayrt

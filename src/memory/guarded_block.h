@@ -101,8 +101,6 @@ class GuardedBlock {
 
   // Teardown: frees every backing and returns to empty. Idempotent.
   void release() noexcept;
-  // Teardown after a device failure: forgets every backing without freeing it.
-  void abandon() noexcept;
 
  private:
   GrowthRequest request_for(std::uint64_t required) const noexcept;

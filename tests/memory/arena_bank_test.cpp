@@ -375,18 +375,6 @@ TEST_F(ArenaBankTest, ReleaseAllFreesEveryRegionAndForgetsCapacities) {
   EXPECT_EQ(state.base_changes, (std::array<std::uint64_t, kBankRegionCount>{}));
 }
 
-TEST_F(ArenaBankTest, AbandonForgetsRegionsWithoutFreeing) {
-  ASSERT_TRUE(bank.commit(kPlan).is_ok());
-  const BankBases bases = bank.bases();
-  bank.abandon_all();
-  EXPECT_EQ(bank.bases(), BankBases{});
-  EXPECT_EQ(BankState::of(bank).total_frees(), 0u);
-  // The device still holds them; free them here so the rig tears down clean.
-  for (void *base : {bases.gm_heap, bases.gm_sm, bases.runtime_pool}) {
-    EXPECT_TRUE(host.device().free(base).is_ok());
-  }
-}
-
 TEST(ArenaBankLifetimeTest, DestructorFreesEveryRegion) {
   BlockHostRig host;
   {

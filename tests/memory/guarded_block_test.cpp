@@ -445,7 +445,7 @@ TEST_F(GuardedBlockTest, HostRefusalOfTheAllocationIsCountedAndChangesNothing) {
   EXPECT_TRUE(host.is_live(held.base));
 }
 
-// ---- frees, release and abandon ----------------------------------------------------------
+// ---- frees and release ------------------------------------------------------------------
 
 TEST_F(GuardedBlockTest, AFreeTheDeviceRejectsIsCountedAsFailed) {
   ASSERT_TRUE(block.reserve(kKiB).is_ok());
@@ -492,19 +492,6 @@ TEST_F(GuardedBlockTest, ReleaseAlsoFreesStagedAndSupersededBackings) {
   EXPECT_EQ(block.allocations(), 3u);
   EXPECT_EQ(block.frees(), 3u);
   EXPECT_EQ(host.counters().live_bytes, 0u);
-}
-
-TEST_F(GuardedBlockTest, AbandonForgetsTheBackingWithoutFreeing) {
-  ASSERT_TRUE(block.reserve(kKiB).is_ok());
-  void *const base = block.base();
-  block.abandon();
-  EXPECT_FALSE(block.is_published());
-  EXPECT_EQ(block.capacity(), 0u);
-  EXPECT_EQ(block.frees(), 0u);
-  EXPECT_TRUE(host.is_live(base));
-  block.release();
-  EXPECT_TRUE(host.is_live(base));
-  EXPECT_TRUE(host.device().free(base).is_ok());
 }
 
 TEST(GuardedBlockLifetimeTest, DestructorReleasesEveryBacking) {
