@@ -45,7 +45,9 @@ namespace replayrt::sim {
 // one live allocation) and a launch resolves each referenced address (which must lie inside a
 // live allocation) into a CapturedAddress; an enqueue that fails this returns
 // RRT_ERR_INVALID_ARGUMENT naming the address and records nothing. Host pointers are recorded
-// as given. end_capture(nullptr) returns RRT_ERR_INVALID_ARGUMENT and keeps capturing.
+// as given. end_capture(nullptr) returns RRT_ERR_INVALID_ARGUMENT and keeps capturing. An
+// enqueue refused during the capture, or fail_capture(), makes end_capture return
+// RRT_ERR_INVALID_STATE naming the first refusal and discard what was recorded.
 //
 // Replay: accepts only a SimGraph captured on a stream of the same SimDevice
 // (RRT_ERR_INVALID_ARGUMENT otherwise), checks its addresses (SimGraph::check_addresses), then
@@ -76,6 +78,7 @@ class SimStream final : public Stream {
   Status begin_capture() override;
   Status end_capture(std::unique_ptr<Graph> *out) override;
   bool is_capturing() const override;
+  void fail_capture(const Status &why) override;
 
   Status replay(const Graph &graph) override;
 
@@ -91,6 +94,8 @@ class SimStream final : public Stream {
   Status submit(SimOperation operation, std::span<const DeviceRange> ranges,
                 std::span<const void *const> referenced);
   Status submit_event_operation(Event &event, SimOperation::Kind kind);
+  // Requires mutex_. Keeps the first refusal of the capture in progress.
+  void fail_capture_locked(const Status &why);
   // Requires mutex_. Appends a CapturedAddress for each range and referenced address to
   // capture_addresses_; on failure appends nothing.
   Status resolve_locked(std::span<const DeviceRange> ranges,
@@ -124,6 +129,7 @@ class SimStream final : public Stream {
   std::atomic<bool> capturing_{false};  // written under mutex_; is_capturing() reads it alone
   std::vector<SimOperation> capture_operations_;    // guarded by mutex_
   std::vector<CapturedAddress> capture_addresses_;  // guarded by mutex_
+  Status capture_failure_;                          // guarded by mutex_; the first refusal
 
   // Operations ever queued (written with mutex_ held) and ever executed or skipped (written by
   // the executor).

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -358,15 +359,37 @@ TEST_P(DeviceConformanceTest, CaptureStateErrors) {
   EXPECT_TRUE(stream.synchronize().is_ok());
 }
 
-TEST_P(DeviceConformanceTest, ACaptureRefusesAndDoesNotRecordANonDeviceAddress) {
+TEST_P(DeviceConformanceTest, ACaptureWithARefusedEnqueueFailsAtEndAndTheStreamStaysUsable) {
   Stream &stream = new_stream();
   std::byte *buffer = allocate(64);
   int host = 0;
   ASSERT_TRUE(stream.begin_capture().is_ok());
   EXPECT_EQ(stream.enqueue_memset(&host, 0, sizeof host).code(), RRT_ERR_INVALID_ARGUMENT);
   ASSERT_TRUE(stream.enqueue_memset(buffer, 0x77, 64).is_ok());
-  Graph &graph = end_capture(stream);
-  EXPECT_EQ(graph.operation_count(), 1U);
+  std::unique_ptr<Graph> graph;
+  EXPECT_EQ(stream.end_capture(&graph).code(), RRT_ERR_INVALID_STATE)
+      << "a graph missing the refused memset must not be handed out";
+  EXPECT_EQ(graph, nullptr);
+  EXPECT_FALSE(stream.is_capturing());
+  ASSERT_TRUE(stream.begin_capture().is_ok());
+  ASSERT_TRUE(stream.enqueue_memset(buffer, 0x77, 64).is_ok());
+  Graph &retry = end_capture(stream);
+  EXPECT_EQ(retry.operation_count(), 1U);
+}
+
+TEST_P(DeviceConformanceTest, FailCaptureDiscardsTheGraphAndIsIgnoredOutsideACapture) {
+  Stream &stream = new_stream();
+  std::byte *buffer = allocate(64);
+  stream.fail_capture(Status::error(RRT_ERR_KERNEL_FAILED, "not capturing"));
+  ASSERT_TRUE(stream.begin_capture().is_ok());
+  ASSERT_TRUE(stream.enqueue_memset(buffer, 0x11, 64).is_ok());
+  stream.fail_capture(Status::error(RRT_ERR_KERNEL_FAILED, "a launch was refused"));
+  std::unique_ptr<Graph> graph;
+  const Status ended = stream.end_capture(&graph);
+  EXPECT_EQ(ended.code(), RRT_ERR_INVALID_STATE);
+  EXPECT_NE(ended.message().find("a launch was refused"), std::string::npos) << ended.message();
+  EXPECT_EQ(graph, nullptr);
+  ASSERT_TRUE(stream.synchronize().is_ok());
 }
 
 TEST_P(DeviceConformanceTest, ReplayAfterAFreeIsStaleAndEnqueuesNothing) {
