@@ -231,12 +231,12 @@ class Stream {
   // return is RRT_ERR_KERNEL_FAILED, returned and sticky. Default: RRT_ERR_UNSUPPORTED (the
   // backend has no native work).
   virtual Status enqueue_native(const NativeWork &work);
-  // Marks the capture in progress, if any, as failed because work that belonged in it could
-  // not be enqueued (an executor that refused a launch after enqueuing part of it, or before
-  // enqueuing anything): end_capture then returns RRT_ERR_INVALID_STATE naming `why` and
-  // discards the graph. No effect on a stream that is not capturing. Every enqueue call of the
-  // stream that fails during a capture does the same by itself.
-  virtual void fail_capture(const Status &why) = 0;
+  // Records that work belonging on this stream could not be enqueued (an executor that refused
+  // a launch before or after enqueuing part of it). While capturing, the capture fails:
+  // end_capture then returns RRT_ERR_INVALID_STATE naming `why` and discards the graph (every
+  // enqueue call of the stream that fails during a capture does the same by itself).
+  // Otherwise `why` becomes the stream's sticky failure.
+  virtual void fail_enqueue(const Status &why) = 0;
   // The backend's own stream object (CUDA: the cudaStream_t), or null for a backend without
   // one.
   virtual void *native_handle() const noexcept { return nullptr; }

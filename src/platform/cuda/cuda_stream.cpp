@@ -160,8 +160,10 @@ CudaGraph::CudaGraph(CudaDevice &device, cudaGraphExec_t exec, std::size_t nodes
       validated_epoch_(validated_epoch) {}
 
 CudaGraph::~CudaGraph() {
-  (void)device_.make_current();
-  (void)device_.api().graph_exec_destroy(exec_);
+  if (exec_ != nullptr) {
+    (void)device_.make_current();
+    (void)device_.api().graph_exec_destroy(exec_);
+  }
 }
 
 Status CudaGraph::check_addresses() const {
@@ -233,9 +235,13 @@ Status CudaStream::sticky() const {
   return sticky_;
 }
 
-void CudaStream::fail_capture(const Status &why) {
+void CudaStream::fail_enqueue(const Status &why) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  fail_capture_locked(why);
+  if (capturing_.load(std::memory_order_acquire)) {
+    fail_capture_locked(why);
+  } else {
+    set_sticky(why.is_ok() ? Status::error(RRT_ERR_INTERNAL, "an enqueue failed") : why);
+  }
 }
 
 void CudaStream::fail_capture_locked(const Status &why) {
@@ -358,7 +364,8 @@ Status CudaStream::enqueue_launch(const LaunchRequest & /*request*/) {
   Status refused = Status::error(RRT_ERR_UNSUPPORTED,
                                  "CUDA streams cannot run host device entries; kernels run as "
                                  "native work");
-  fail_capture(refused);
+  const std::lock_guard<std::mutex> lock(mutex_);
+  fail_capture_locked(refused);
   return refused;
 }
 

@@ -101,7 +101,7 @@ Status audit_cuda_graph(const CudaApi &api, cudaGraph_t graph, const AllocationT
 // Capture: begin_capture uses cudaStreamCaptureModeThreadLocal and remembers the thread;
 // end_capture must run on that thread (RRT_ERR_INVALID_STATE otherwise, still capturing).
 // While capturing, every device range and referenced address is resolved in the table (the
-// declared addresses); an enqueue refused then, or fail_capture(), makes end_capture return
+// declared addresses); an enqueue refused then, or fail_enqueue(), makes end_capture return
 // RRT_ERR_INVALID_STATE and discard the CUDA graph. end_capture ends the CUDA capture (an
 // invalidated capture is RRT_ERR_INVALID_STATE naming the CUDA error, and the stream is
 // reusable), audits the graph (audit_cuda_graph), instantiates and uploads it; any failure
@@ -132,7 +132,7 @@ class CudaStream final : public Stream {
   Status begin_capture() override;
   Status end_capture(std::unique_ptr<Graph> *out) override;
   bool is_capturing() const override;
-  void fail_capture(const Status &why) override;
+  void fail_enqueue(const Status &why) override;
   Status replay(const Graph &graph) override;
   void *native_handle() const noexcept override { return stream_; }
 

@@ -33,8 +33,8 @@ Status TaskLauncher::enqueue(Stream &stream, std::span<const std::byte> invocati
                              std::span<const void *const> referenced) {
   const std::lock_guard<std::mutex> lock(mutex_);
   Status status = expand(stream, invocation, referenced);
-  if (!status.is_ok() && stream.is_capturing()) {
-    stream.fail_capture(status);
+  if (!status.is_ok()) {
+    stream.fail_enqueue(status);
   }
   return status;
 }

@@ -29,9 +29,9 @@ namespace replayrt {
 //      are the task's tensor addresses; the first task's also include the launch's
 //      `referenced`.
 // A failure in 1-4 enqueues nothing; a launcher returning nonzero in 5 stops the expansion.
-// Either is RRT_ERR_KERNEL_FAILED naming the callable, the task and the kernel, and while the
-// stream is capturing it also fails the capture (Stream::fail_capture), so a graph never
-// silently lacks part of a launch.
+// Either is RRT_ERR_KERNEL_FAILED naming the callable, the task and the kernel; it is also
+// handed to Stream::fail_enqueue: sticky on the stream, or, while capturing, the capture's
+// failure, so a graph never silently lacks part of a launch.
 // Profiling (task timings, the device-wall record) is RRT_ERR_UNSUPPORTED on this path.
 //
 // Steady state allocates nothing: the image copy and the resolved operands live in buffers

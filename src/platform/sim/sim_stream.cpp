@@ -82,7 +82,10 @@ Status SimStream::enqueue_launch(const LaunchRequest &request) {
   if (request.entry == nullptr) {
     Status refused =
         Status::error(RRT_ERR_INVALID_ARGUMENT, "stream launch with a null device entry");
-    fail_capture(refused);
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      fail_capture_locked(refused);
+    }
     return refused;
   }
   SimOperation operation;
@@ -167,9 +170,15 @@ bool SimStream::is_capturing() const {
   return capturing_.load(std::memory_order_acquire);
 }
 
-void SimStream::fail_capture(const Status &why) {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  fail_capture_locked(why);
+void SimStream::fail_enqueue(const Status &why) {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (capturing_) {
+      fail_capture_locked(why);
+      return;
+    }
+  }
+  fail(why.is_ok() ? Status::error(RRT_ERR_INTERNAL, "an enqueue failed") : why);
 }
 
 void SimStream::fail_capture_locked(const Status &why) {
@@ -253,7 +262,10 @@ Status SimStream::submit_event_operation(Event &event, SimOperation::Kind kind) 
     Status refused =
         Status::error(RRT_ERR_INVALID_ARGUMENT,
                       "stream event record or wait on an event the simulator did not create");
-    fail_capture(refused);
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      fail_capture_locked(refused);
+    }
     return refused;
   }
   SimOperation operation;

@@ -46,8 +46,10 @@ namespace replayrt::sim {
 // live allocation) into a CapturedAddress; an enqueue that fails this returns
 // RRT_ERR_INVALID_ARGUMENT naming the address and records nothing. Host pointers are recorded
 // as given. end_capture(nullptr) returns RRT_ERR_INVALID_ARGUMENT and keeps capturing. An
-// enqueue refused during the capture, or fail_capture(), makes end_capture return
-// RRT_ERR_INVALID_STATE naming the first refusal and discard what was recorded.
+// enqueue refused during the capture, or fail_enqueue(), makes end_capture return
+// RRT_ERR_INVALID_STATE naming the first refusal and discard what was recorded. Outside a
+// capture, fail_enqueue() stores the sticky failure at once (work queued before it that has
+// not executed yet is skipped too).
 //
 // Replay: accepts only a SimGraph captured on a stream of the same SimDevice
 // (RRT_ERR_INVALID_ARGUMENT otherwise), checks its addresses (SimGraph::check_addresses), then
@@ -78,7 +80,7 @@ class SimStream final : public Stream {
   Status begin_capture() override;
   Status end_capture(std::unique_ptr<Graph> *out) override;
   bool is_capturing() const override;
-  void fail_capture(const Status &why) override;
+  void fail_enqueue(const Status &why) override;
 
   Status replay(const Graph &graph) override;
 

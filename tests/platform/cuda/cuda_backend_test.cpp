@@ -200,6 +200,48 @@ TEST_F(CudaBackendTest, ReplayChecksAddressesOnlyAgainstFreesAndCatchesABA) {
   EXPECT_EQ(fake_.graph_launches, launches) << "a stale replay launches nothing";
 }
 
+TEST_F(CudaBackendTest, TheAuditRecordsAddressesNativeWorkDidNotDeclare) {
+  create({.quarantine_bytes = 0});
+  Stream &stream = new_stream();
+  void *undeclared = device_->allocate(512);
+  struct Context {
+    const cuda::CudaApi *api;
+    void *target;
+  } context{&fake_.api(), undeclared};
+  NativeWork work;
+  work.context = &context;
+  work.enqueue = [](void *native, void *raw) {
+    const auto *c = static_cast<Context *>(raw);
+    return c->api->memset_async(c->target, 0, 512, static_cast<cudaStream_t>(native)) ==
+                   cudaSuccess
+               ? 0
+               : 1;
+  };
+  ASSERT_TRUE(stream.begin_capture().is_ok());
+  ASSERT_TRUE(stream.enqueue_native(work).is_ok());
+  std::unique_ptr<Graph> graph;
+  ASSERT_TRUE(stream.end_capture(&graph).is_ok());
+  ASSERT_EQ(graph->captured_addresses().size(), 1U);
+  EXPECT_EQ(graph->captured_addresses()[0].address, reinterpret_cast<std::uintptr_t>(undeclared));
+  ASSERT_TRUE(device_->free(undeclared).is_ok());
+  EXPECT_EQ(stream.replay(*graph).code(), RRT_ERR_STALE_ADDRESS);
+}
+
+TEST_F(CudaBackendTest, WhileTheFreeEpochIsUnchangedReplayTrustsItsLastFullCheck) {
+  create();
+  auto &device = static_cast<CudaDevice &>(*device_);
+  void *live = device_->allocate(64);
+  // A graph whose one address was never live: only a full check can see that.
+  const CapturedAddress bogus{0x10, 0x10, 99};
+  CudaGraph trusted(device, nullptr, 0, {bogus}, device.free_epoch());
+  EXPECT_TRUE(trusted.check_addresses().is_ok()) << "no free since the last check: O(1)";
+  CudaGraph never_checked(device, nullptr, 0, {bogus}, CudaGraph::kNeverValidated);
+  EXPECT_EQ(never_checked.check_addresses().code(), RRT_ERR_STALE_ADDRESS);
+  ASSERT_TRUE(device_->free(live).is_ok());
+  EXPECT_EQ(trusted.check_addresses().code(), RRT_ERR_STALE_ADDRESS)
+      << "any free forces a full check";
+}
+
 TEST_F(CudaBackendTest, HostDeviceEntriesAreUnsupportedAndFailTheCapture) {
   create();
   Stream &stream = new_stream();
