@@ -10,14 +10,13 @@
 // repetitions. Every path's result is checked (each call adds N to every element; a wrong
 // count or NaN fails the run). Usage: gpu_replay_bench [--json FILE]. Exit status 0, or 1 on
 // a failed check or a CUDA/replayrt error, 2 without a device.
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <cuda_runtime.h>
 #include <functional>
 #include <string>
 #include <vector>
@@ -216,8 +215,7 @@ bool run_config(std::uint64_t floats, int tasks, std::vector<Result> *results) {
     return false;
   }
   std::int32_t kernel_id = -1;
-  if (!check_rrt(rrt_kernel_register_native(ctx, "add_one", &add_one_launcher, nullptr,
-                                            &kernel_id),
+  if (!check_rrt(rrt_kernel_register_native(ctx, "add_one", &add_one_launcher, nullptr, &kernel_id),
                  "register")) {
     return false;
   }
@@ -323,7 +321,8 @@ int main(int argc, char **argv) {
   if (out == nullptr) {
     return 1;
   }
-  std::fprintf(out, "{\n  \"gpu\": \"%s\",\n  \"driver\": %d,\n  \"runtime\": %d,\n  \"results\": [\n",
+  std::fprintf(out,
+               "{\n  \"gpu\": \"%s\",\n  \"driver\": %d,\n  \"runtime\": %d,\n  \"results\": [\n",
                prop.name, driver, runtime);
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result &r = results[i];

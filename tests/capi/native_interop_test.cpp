@@ -63,8 +63,7 @@ TEST_F(SimNativeInteropTest, NativeKernelRegistrationRejectsNullArguments) {
             RRT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(rrt_kernel_register_native(ctx_, nullptr, &native_noop, nullptr, &id),
             RRT_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(rrt_kernel_register_native(ctx_, "k", nullptr, nullptr, &id),
-            RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(rrt_kernel_register_native(ctx_, "k", nullptr, nullptr, &id), RRT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(rrt_kernel_register_native(ctx_, "k", &native_noop, nullptr, nullptr),
             RRT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(id, -7);
@@ -108,8 +107,7 @@ TEST(CudaContextTest, WithoutAUsableGpuContextCreationIsUnsupportedAndSaysWhy) {
   EXPECT_EQ(ctx, nullptr);
   const std::string message = last_message();
 #if defined(REPLAYRT_TEST_EXPECTS_CUDA)
-  EXPECT_NE(message.find("cudaError"), std::string::npos)
-      << "the CUDA error is named: " << message;
+  EXPECT_NE(message.find("cudaError"), std::string::npos) << "the CUDA error is named: " << message;
 #else
   EXPECT_NE(message.find("built without CUDA"), std::string::npos) << message;
 #endif

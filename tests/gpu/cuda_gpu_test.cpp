@@ -45,8 +45,8 @@ std::int32_t kernel(rrt_context_t ctx, const char *name) {
 
 // One task of built-in `name` over params [0, tensors) with immediates `scalars`.
 struct SingleTask {
-  SingleTask(rrt_context_t ctx, const char *name, std::vector<std::uint64_t> param_floats,
-             std::vector<std::uint32_t> scalars, rrt_bind_strategy_t bind) {
+  SingleTask(rrt_context_t ctx, const char *name, const std::vector<std::uint64_t> &param_floats,
+             const std::vector<std::uint32_t> &scalars, rrt_bind_strategy_t bind) {
     for (std::size_t i = 0; i < param_floats.size(); ++i) {
       rrt_tensor_desc_t desc{};
       desc.dtype = RRT_DTYPE_F32;
@@ -330,9 +330,9 @@ TEST_F(CudaGpuTest, ALauncherHidingAPointerInAByValueStructIsCaughtByTheAudit) {
   void *hidden = buffer(kN);
   write(hidden, std::vector<float>(kN, 1.5F));
   std::int32_t kernel_id = -1;
-  ASSERT_EQ(rrt_kernel_register_native(ctx_, "hidden_add", &hidden_pointer_launcher, hidden,
-                                       &kernel_id),
-            RRT_OK)
+  ASSERT_EQ(
+      rrt_kernel_register_native(ctx_, "hidden_add", &hidden_pointer_launcher, hidden, &kernel_id),
+      RRT_OK)
       << last_message();
   rrt_tensor_desc_t param{};
   param.dtype = RRT_DTYPE_F32;
@@ -401,17 +401,17 @@ std::vector<float> run_on(rrt_platform_t platform, const NumericsCase &c,
 }
 
 TEST_F(CudaGpuTest, BuiltinNumericsMatchTheCpuKernels) {
-  const std::uint32_t two = static_cast<std::uint32_t>(rrt_scalar_from_f32(2.5F));
-  const std::uint32_t eps = static_cast<std::uint32_t>(rrt_scalar_from_f32(1e-5F));
+  const auto two = static_cast<std::uint32_t>(rrt_scalar_from_f32(2.5F));
+  const auto eps = static_cast<std::uint32_t>(rrt_scalar_from_f32(1e-5F));
   const std::vector<NumericsCase> cases = {
       {"fill", {4099}, {two}, true},
       {"copy", {4099, 4099}, {}, true},
       {"add", {4099, 4099, 4099}, {}, true},
       {"mul", {4099, 4099, 4099}, {}, true},
       {"scale", {4099, 4099}, {two}, true},
-      {"matmul", {37 * 53, 53 * 29, 37 * 29}, {37, 53, 29}, true},
-      {"softmax", {64 * 300, 64 * 300}, {300}, false},
-      {"rmsnorm", {64 * 300, 300, 64 * 300}, {300, eps}, false},
+      {"matmul", {37ULL * 53, 53ULL * 29, 37ULL * 29}, {37, 53, 29}, true},
+      {"softmax", {64ULL * 300, 64ULL * 300}, {300}, false},
+      {"rmsnorm", {64ULL * 300, 300, 64ULL * 300}, {300, eps}, false},
       {"silu", {4099, 4099}, {}, false},
       {"gelu", {4099, 4099}, {}, false},
   };

@@ -1,9 +1,8 @@
 // A user launcher for the GPU tests: it adds `*user`'s floats into its tensor through a
 // pointer passed inside a by-value struct, a pointer the task's operands do not declare. The
 // end-of-capture audit must find it.
-#include <cuda_runtime.h>
-
 #include <cstdint>
+#include <cuda_runtime.h>
 
 #include "hidden_pointer_kernel.h"
 

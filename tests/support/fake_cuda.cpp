@@ -160,8 +160,8 @@ cudaError_t fake_end_capture(cudaStream_t stream, cudaGraph_t *out) {
   return cudaSuccess;
 }
 cudaError_t fake_is_capturing(cudaStream_t stream, cudaStreamCaptureStatus *status) {
-  *status = stream_of(stream)->capturing ? cudaStreamCaptureStatusActive
-                                         : cudaStreamCaptureStatusNone;
+  *status =
+      stream_of(stream)->capturing ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
   return cudaSuccess;
 }
 cudaError_t fake_exchange_mode(cudaStreamCaptureMode *) {

@@ -9,9 +9,8 @@
 // kernels bit for bit. softmax, silu and gelu use expf (within 2 ulp of the CPU's exp) and
 // softmax's and rmsnorm's reductions run in a different order, so those match within a
 // relative error, not bitwise.
-#include <cuda_runtime.h>
-
 #include <cstdint>
+#include <cuda_runtime.h>
 #include <string_view>
 
 #include "platform/cuda/cuda_device.h"
@@ -223,8 +222,8 @@ int launch_matmul(const rrt_kernel_args_t *args, void *stream, void * /*user*/) 
   if (const int code = builtin_operand_check("matmul")(args); code != 0) {
     return code;
   }
-  const MatmulParams params{tensor(args, 0), tensor(args, 1), output(args, 2), args->scalars[0],
-                            args->scalars[1], args->scalars[2]};
+  const MatmulParams params{tensor(args, 0),  tensor(args, 1),  output(args, 2),
+                            args->scalars[0], args->scalars[1], args->scalars[2]};
   matmul_kernel<<<blocks_for(params.m * params.n), kThreads, 0,
                   static_cast<cudaStream_t>(stream)>>>(params);
   return launch_result();

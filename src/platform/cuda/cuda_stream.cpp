@@ -60,7 +60,7 @@ Status audit_graph(const CudaApi &api, cudaGraph_t graph, const AllocationTable 
                                  &counts);
           ++scanned;
         }
-        if (scanned == 0 && params.kernelParams == nullptr) {
+        if (scanned == 0) {
           ++stats->unaudited_kernel_nodes;
         }
         break;
@@ -582,7 +582,7 @@ Status CudaStream::replay(const Graph &graph) {
   if (failed_.load(std::memory_order_acquire)) {
     return Status::ok();
   }
-  const Status launched = cuda_graph->launch(stream_);
+  Status launched = cuda_graph->launch(stream_);
   if (!launched.is_ok()) {
     (void)api_.get_last_error();
     set_sticky(launched);

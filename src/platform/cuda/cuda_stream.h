@@ -72,7 +72,9 @@ class CudaGraph final : public Graph {
 // What the end-of-capture audit saw in a captured graph.
 struct GraphAuditStats {
   std::uint64_t kernel_nodes = 0;
-  std::uint64_t unaudited_kernel_nodes = 0;  // parameter layout unavailable (driver-API kernels)
+  // Kernel nodes without a parameter the audit could read (no parameters, or a layout
+  // cudaFuncGetParamInfo does not know, as for driver-API launches).
+  std::uint64_t unaudited_kernel_nodes = 0;
   std::uint64_t copy_nodes = 0;
   std::uint64_t host_nodes = 0;
 };

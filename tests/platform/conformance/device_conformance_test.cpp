@@ -502,15 +502,13 @@ std::unique_ptr<Device> fake_cuda_device(std::size_t quarantine_bytes) {
 
 #if !defined(REPLAYRT_CONFORMANCE_GPU)
 std::unique_ptr<Device> sim_reusing_device() {
-  return std::make_unique<sim::SimDevice>(
-      sim::SimDeviceOptions{.memory = {.quarantine_bytes = 0}});
+  return std::make_unique<sim::SimDevice>(sim::SimDeviceOptions{.memory = {.quarantine_bytes = 0}});
 }
 #endif
 
 #if defined(REPLAYRT_CONFORMANCE_GPU)
 // The real CUDA backend (ctest label gpu).
-const Backend kBackends[] = {
-    {"cuda", RRT_PLATFORM_CUDA, &real_cuda_reusing_device, nullptr, true}};
+const Backend kBackends[] = {{"cuda", RRT_PLATFORM_CUDA, &real_cuda_reusing_device, nullptr, true}};
 #elif defined(REPLAYRT_HAVE_CUDA)
 std::unique_ptr<Device> fake_cuda_reusing_device() {
   fake_cuda().reuse_freed = true;
@@ -526,9 +524,10 @@ const Backend kBackends[] = {
 const Backend kBackends[] = {{"sim", RRT_PLATFORM_SIM, &sim_reusing_device}};
 #endif
 
-INSTANTIATE_TEST_SUITE_P(
-    Backends, DeviceConformanceTest, ::testing::ValuesIn(kBackends),
-    [](const ::testing::TestParamInfo<Backend> &info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Backends, DeviceConformanceTest, ::testing::ValuesIn(kBackends),
+                         [](const ::testing::TestParamInfo<Backend> &info) {
+                           return std::string(info.param.name);
+                         });
 
 }  // namespace
 }  // namespace replayrt

@@ -34,8 +34,7 @@ TEST(CudaErrorMappingTest, EveryClassOfErrorGetsItsStatus) {
 }
 
 TEST(CudaErrorMappingTest, TheStatusNamesTheCallAndTheError) {
-  const Status status =
-      cuda_status(real_cuda_api(), cudaErrorMemoryAllocation, "cudaMalloc");
+  const Status status = cuda_status(real_cuda_api(), cudaErrorMemoryAllocation, "cudaMalloc");
   EXPECT_EQ(status.code(), RRT_ERR_OUT_OF_MEMORY);
   EXPECT_NE(status.message().find("cudaMalloc: cudaErrorMemoryAllocation"), std::string::npos)
       << status.message();
@@ -212,8 +211,7 @@ TEST_F(CudaBackendTest, TheAuditRecordsAddressesNativeWorkDidNotDeclare) {
   work.context = &context;
   work.enqueue = [](void *native, void *raw) {
     const auto *c = static_cast<Context *>(raw);
-    return c->api->memset_async(c->target, 0, 512, static_cast<cudaStream_t>(native)) ==
-                   cudaSuccess
+    return c->api->memset_async(c->target, 0, 512, static_cast<cudaStream_t>(native)) == cudaSuccess
                ? 0
                : 1;
   };

@@ -19,9 +19,7 @@ struct HiddenPointer {
 
 class GraphAuditTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    ASSERT_TRUE(table_.insert(kBase, 4096, false, &generation_).is_ok());
-  }
+  void SetUp() override { ASSERT_TRUE(table_.insert(kBase, 4096, false, &generation_).is_ok()); }
   AllocationTable table_{0};
   std::uint64_t generation_ = 0;
   std::vector<CapturedAddress> found_;

@@ -32,13 +32,13 @@ Case valid_case(const std::string &name, std::vector<float> &pool) {
     return {{p, p + 32}, {b32, b32}, {rrt_scalar_from_f32(3.0F)}, "valid"};
   }
   if (name == "matmul") {
-    return {{p, p + 32, p + 64}, {4 * 8 * 4, 8 * 4 * 4, 4 * 4 * 4}, {4, 8, 4}, "valid"};
+    return {{p, p + 32, p + 64}, {4ULL * 8 * 4, 8ULL * 4 * 4, 4ULL * 4 * 4}, {4, 8, 4}, "valid"};
   }
   if (name == "softmax") {
     return {{p, p + 32}, {b32, b32}, {8}, "valid"};
   }
   if (name == "rmsnorm") {
-    return {{p, p + 32, p + 64}, {b32, 8 * 4, b32}, {8, rrt_scalar_from_f32(1e-5F)}, "valid"};
+    return {{p, p + 32, p + 64}, {b32, 8ULL * 4, b32}, {8, rrt_scalar_from_f32(1e-5F)}, "valid"};
   }
   return {{p, p + 32}, {b32, b32}, {}, "valid"};  // copy, silu, gelu
 }
@@ -96,8 +96,8 @@ std::vector<Case> cases_for(const std::string &name, std::vector<float> &pool) {
     cases.push_back(c);
   }
   if (name == "rmsnorm") {
-    for (const float eps : {-1.0F, std::numeric_limits<float>::quiet_NaN(),
-                            std::numeric_limits<float>::infinity()}) {
+    for (const float eps :
+         {-1.0F, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
       c = valid;
       c.scalars[1] = rrt_scalar_from_f32(eps);
       c.what = "eps " + std::to_string(eps);

@@ -29,9 +29,7 @@ class FakeStream final : public Stream {
 
   Status enqueue_copy_host_to_device(void *, const void *, std::size_t) override { return ok(); }
   Status enqueue_copy_device_to_host(void *, const void *, std::size_t) override { return ok(); }
-  Status enqueue_copy_device_to_device(void *, const void *, std::size_t) override {
-    return ok();
-  }
+  Status enqueue_copy_device_to_device(void *, const void *, std::size_t) override { return ok(); }
   Status enqueue_memset(void *, int, std::size_t) override { return ok(); }
   Status enqueue_launch(const LaunchRequest &) override {
     return Status::error(RRT_ERR_UNSUPPORTED, "fake");
@@ -65,7 +63,8 @@ struct Call {
 std::vector<Call> g_calls;
 
 int record(const rrt_kernel_args_t *args, void *stream, void *user) {
-  g_calls.push_back(Call{static_cast<int>(reinterpret_cast<std::intptr_t>(user)), stream,
+  g_calls.push_back(Call{static_cast<int>(reinterpret_cast<std::intptr_t>(user)),
+                         stream,
                          {args->tensors, args->tensors + args->num_tensors},
                          {args->tensor_bytes, args->tensor_bytes + args->num_tensors},
                          {args->scalars, args->scalars + args->num_scalars}});
@@ -107,8 +106,8 @@ class TaskLauncherTest : public ::testing::Test {
   // invocation naming it with two tensors and one scalar.
   void build(std::vector<TaskRecord> tasks, std::vector<OperandRecord> operands,
              std::vector<std::uint32_t> successors) {
-    const TaskGraphLayout layout = task_graph_layout(tasks.size(), operands.size(),
-                                                     successors.size());
+    const TaskGraphLayout layout =
+        task_graph_layout(tasks.size(), operands.size(), successors.size());
     std::vector<std::byte> image(layout.total);
     TaskGraphHeader header{};
     header.magic = kTaskGraphMagic;
@@ -197,9 +196,9 @@ TEST_F(TaskLauncherTest, EachTaskIsOneNativeCallInProgramOrderWithItsResolvedOpe
   EXPECT_EQ(g_calls[1].scalars, std::vector<std::uint64_t>{7});
 
   ASSERT_EQ(stream.enqueued.size(), 2U);
-  EXPECT_EQ(stream.enqueued[0].referenced,
-            (std::vector<const void *>{image_, heap_, tensor_a_,
-                                       static_cast<std::byte *>(heap_) + 64}))
+  EXPECT_EQ(
+      stream.enqueued[0].referenced,
+      (std::vector<const void *>{image_, heap_, tensor_a_, static_cast<std::byte *>(heap_) + 64}))
       << "the first task also carries the launch's addresses";
   EXPECT_EQ(stream.enqueued[1].referenced, std::vector<const void *>{tensor_b_});
   EXPECT_TRUE(stream.failures.empty());
