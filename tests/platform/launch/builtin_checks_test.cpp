@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "platform/launch/builtin_kernels.h"
+#include "platform/launch/kernel_registry.h"
 
 namespace replayrt {
 namespace {
@@ -124,6 +125,20 @@ TEST(BuiltinChecksTest, TheHostCheckReturnsWhatTheCpuKernelReturns) {
       }
     }
     EXPECT_EQ(check(nullptr), kernel_result::kWrongOperandCount) << kernel.name;
+  }
+}
+
+TEST(BuiltinChecksTest, TheRegistryGivesEveryBuiltinItsHostCheckAndNativeLauncher) {
+  const KernelRegistry kernels;
+  for (const BuiltinKernel &builtin : builtin_kernels()) {
+    std::int32_t id = -1;
+    ASSERT_TRUE(kernels.find(builtin.name, &id).is_ok());
+    EXPECT_EQ(kernels.entry(id).check_operands, builtin_operand_check(builtin.name));
+#if defined(REPLAYRT_HAVE_CUDA)
+    EXPECT_NE(kernels.entry(id).native_launch, nullptr) << builtin.name;
+#else
+    EXPECT_EQ(kernels.entry(id).native_launch, nullptr) << builtin.name;
+#endif
   }
 }
 

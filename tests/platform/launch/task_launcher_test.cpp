@@ -79,7 +79,6 @@ class TaskLauncherTest : public ::testing::Test {
  protected:
   void SetUp() override {
     g_calls.clear();
-    ASSERT_TRUE(kernels_.find("add", &add_id_).is_ok());
     KernelEntry first;
     first.name = "first";
     first.native_launch = &record;
@@ -93,6 +92,12 @@ class TaskLauncherTest : public ::testing::Test {
     failing.name = "failing";
     failing.native_launch = &fail_with_nine;
     ASSERT_TRUE(kernels_.add(failing, &failing_id_).is_ok());
+    // A kernel with the built-in add's host check (in a build without CUDA the built-in
+    // itself has no native launcher).
+    KernelEntry checked = first;
+    checked.name = "checked_add";
+    checked.check_operands = builtin_operand_check("add");
+    ASSERT_TRUE(kernels_.add(checked, &add_id_).is_ok());
     KernelEntry host_only;
     host_only.name = "host_only";
     host_only.sim_host_fn = [](const rrt_kernel_args_t *, void *) { return 0; };
@@ -220,13 +225,14 @@ TEST_F(TaskLauncherTest, ASteadyStateLaunchCallsNoDeviceAllocator) {
 }
 
 TEST_F(TaskLauncherTest, ABuiltinFailingItsHostCheckEnqueuesNoTaskAtAll) {
-  // add with two tensors of different sizes (256 and 128 bytes) fails check 1 (it needs 3).
+  // add's check with one tensor fails check 1 (it needs 3).
   build_chain(first_id_, add_id_);
   TaskLauncher launcher(device_, kernels_);
   FakeStream stream;
   const Status status = launcher.enqueue(stream, invocation(), {});
   EXPECT_EQ(status.code(), RRT_ERR_KERNEL_FAILED);
-  EXPECT_NE(status.message().find("task 1 (kernel 'add') failed with code 1"), std::string::npos)
+  EXPECT_NE(status.message().find("task 1 (kernel 'checked_add') failed with code 1"),
+            std::string::npos)
       << status.message();
   EXPECT_TRUE(stream.enqueued.empty()) << "validation runs before the first enqueue";
   ASSERT_EQ(stream.failures.size(), 1U) << "the stream learns of the refusal";
