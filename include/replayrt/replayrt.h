@@ -234,6 +234,32 @@ RRT_API rrt_status_t rrt_stream_end_capture(rrt_stream_t stream, rrt_graph_t *ou
 RRT_API rrt_status_t rrt_graph_replay(rrt_graph_t graph, rrt_stream_t stream);
 RRT_API rrt_status_t rrt_graph_destroy(rrt_graph_t graph);
 
+/* ---- native interop (CUDA contexts) ----------------------------------------------------- */
+
+/* Wraps a stream the caller owns (CUDA: a cudaStream_t, passed as void *, of the context's
+   device) as an rrt_stream_t. Launches, copies, events, capture and replay work on it as on
+   an rrt_stream_create stream. rrt_stream_destroy waits for the work replayrt queued and
+   releases the wrapper, never the native stream; the native stream must outlive the wrapper.
+   RRT_ERR_INVALID_ARGUMENT for a null handle or `out`; RRT_ERR_UNSUPPORTED on a context whose
+   platform has no native streams (the simulator). */
+RRT_API rrt_status_t rrt_stream_wrap_native(rrt_context_t ctx, void *native_stream,
+                                            rrt_stream_t *out);
+/* The native stream behind `stream` (CUDA: its cudaStream_t; a wrapped stream: the handle it
+   wraps). Work the caller enqueues on it is ordered with replayrt's work on `stream`.
+   RRT_ERR_UNSUPPORTED on the simulator, whose streams have no native handle. */
+RRT_API rrt_status_t rrt_stream_native_handle(rrt_stream_t stream, void **out);
+/* Admits [device_ptr, device_ptr + bytes), device memory replayrt did not allocate (for
+   example a PyTorch tensor's storage), as DEVICE tensor memory until rrt_device_unregister:
+   runs accept tensors inside it, captures record it and replays check it like memory from
+   rrt_device_alloc. The caller keeps ownership and must not free it while registered;
+   rrt_device_free refuses it. Unregistering makes every graph that captured it stale
+   (RRT_ERR_STALE_ADDRESS at replay). RRT_ERR_INVALID_ARGUMENT when the range is null or empty,
+   overlaps memory replayrt already tracks, or is not device memory of the context's device;
+   RRT_ERR_UNSUPPORTED on the simulator. */
+RRT_API rrt_status_t rrt_device_register(rrt_context_t ctx, void *device_ptr, size_t bytes);
+/* RRT_ERR_INVALID_ARGUMENT unless `device_ptr` is the start of a live registration. */
+RRT_API rrt_status_t rrt_device_unregister(rrt_context_t ctx, void *device_ptr);
+
 /* ---- kernels -------------------------------------------------------------------------- */
 
 typedef struct rrt_kernel_args {
@@ -263,9 +289,35 @@ static inline float rrt_scalar_to_f32(uint64_t scalar) {
 /* Built-in kernels are pre-registered under their names ("fill", "copy", "add", "mul",
    "scale", "matmul", "softmax", "rmsnorm", "silu", "gelu"). A name may be registered once per
    context; `user` must outlive the context. RRT_ERR_INVALID_STATE once the context holds 256
-   kernels (built-ins included). */
+   kernels (built-ins included). RRT_ERR_UNSUPPORTED on a context whose platform cannot run
+   host-function kernels (CUDA: use rrt_kernel_register_native). */
 RRT_API rrt_status_t rrt_kernel_register(rrt_context_t ctx, const char *name, rrt_kernel_fn fn,
                                          void *user, int32_t *out_kernel_id);
+/* A native launcher: the user kernel of a context whose device runs native work (CUDA). It is
+   called on the host, on the thread that calls rrt_run_launch / rrt_kernel_launch / rrt_run,
+   once per task of the launch, in program order, with the task's resolved operands and the
+   launch stream's native handle (CUDA: a cudaStream_t); never at graph replay. Under stream
+   capture the work it enqueues becomes part of the graph. Contract:
+     - enqueue device work only on `native_stream`; work forked onto other streams must join
+       back before the launcher returns;
+     - no allocation, free or synchronization (cudaMalloc, cudaFree, cudaDeviceSynchronize,
+       cudaStreamSynchronize, ...): under capture CUDA invalidates the capture and
+       rrt_stream_end_capture fails; in kernel mode they are growth the plan does not allow;
+     - the enqueued work dereferences only the args->tensors ranges, or memory that outlives
+       every graph that captured the launch; pointers it reads from device memory (pointer
+       arrays) are invisible to the stale-address check;
+     - library workspaces (cublasSetWorkspace) are set before any capture;
+     - return 0, or a nonzero code: the launch then fails with RRT_ERR_KERNEL_FAILED naming
+       the callable, task, kernel and code, and enqueues nothing more.
+   `args` and its arrays are valid only during the call. */
+typedef int (*rrt_native_launch_fn)(const rrt_kernel_args_t *args, void *native_stream,
+                                    void *user);
+/* Registers a native launcher under `name` (rules as rrt_kernel_register). On a context whose
+   platform runs native work only (CUDA), rrt_kernel_register returns RRT_ERR_UNSUPPORTED and
+   this is the way to add kernels; on the simulator this returns RRT_ERR_UNSUPPORTED. */
+RRT_API rrt_status_t rrt_kernel_register_native(rrt_context_t ctx, const char *name,
+                                                rrt_native_launch_fn fn, void *user,
+                                                int32_t *out_kernel_id);
 /* RRT_ERR_INVALID_ARGUMENT when no kernel has that name. */
 RRT_API rrt_status_t rrt_kernel_lookup(rrt_context_t ctx, const char *name, int32_t *out_kernel_id);
 

@@ -21,6 +21,13 @@ RRT_API rrt_status_t rrt_kernel_register(rrt_context_t ctx, const char *name, rr
     RRT_RETURN_IF_ERROR(require_non_null(name, "name"));
     RRT_RETURN_IF_ERROR(require_non_null(reinterpret_cast<const void *>(fn), "fn"));
     RRT_RETURN_IF_ERROR(require_non_null(out_kernel_id, "out_kernel_id"));
+    if (!ctx->engine->device().properties().runs_host_kernels) {
+      return Status::error(RRT_ERR_UNSUPPORTED,
+                           replayrt::format("%s contexts cannot run host-function kernels; "
+                                            "register a native launcher with "
+                                            "rrt_kernel_register_native",
+                                            ctx->engine->device().properties().name));
+    }
     replayrt::KernelEntry entry;
     entry.name = name;
     entry.sim_host_fn = fn;

@@ -1,5 +1,7 @@
 #include "platform/device.h"
 
+#include <string>
+
 namespace replayrt {
 
 std::size_t Device::first_range_outside_allocations(std::span<const AddressRange> ranges) const {
@@ -11,6 +13,25 @@ std::size_t Device::first_range_outside_allocations(std::span<const AddressRange
     }
   }
   return ranges.size();
+}
+
+Status Device::wrap_native_stream(void * /*native_stream*/, std::unique_ptr<Stream> * /*out*/) {
+  return Status::error(RRT_ERR_UNSUPPORTED,
+                       std::string(properties().name) + " devices have no native streams");
+}
+
+Status Device::register_foreign(void * /*ptr*/, std::size_t /*bytes*/) {
+  return Status::error(RRT_ERR_UNSUPPORTED, std::string(properties().name) +
+                                                " devices cannot admit foreign allocations");
+}
+
+Status Device::unregister_foreign(void * /*ptr*/) {
+  return Status::error(RRT_ERR_UNSUPPORTED, std::string(properties().name) +
+                                                " devices cannot admit foreign allocations");
+}
+
+Status Stream::enqueue_native(const NativeWork & /*work*/) {
+  return Status::error(RRT_ERR_UNSUPPORTED, "this stream's backend runs no native work");
 }
 
 }  // namespace replayrt

@@ -54,7 +54,19 @@ struct LaunchRequest {
   std::span<const void *const> referenced;
 };
 
-// What a backend guarantees about its memory.
+// Native work: a host function that enqueues a backend's own device work (CUDA kernels, library
+// calls) on the stream's native handle. `enqueue` runs on the calling thread, inside
+// Stream::enqueue_native, so the work it enqueues lands in the stream's capture when the
+// stream is capturing. It returns 0, or a code that makes the call fail with
+// RRT_ERR_KERNEL_FAILED.
+struct NativeWork {
+  int (*enqueue)(void *native_stream, void *context) = nullptr;
+  void *context = nullptr;
+  // Every device address the enqueued work may dereference, as in LaunchRequest.
+  std::span<const void *const> referenced;
+};
+
+// What a backend guarantees about its memory and how it runs kernels.
 struct DeviceProperties {
   // Every allocation base is a multiple of it (a power of two).
   std::size_t base_alignment = 0;
@@ -62,6 +74,12 @@ struct DeviceProperties {
   // device memory is host memory). Otherwise device memory is reached only through the
   // Device's copies and memset.
   bool host_can_dereference = false;
+  // True when the device runs DeviceEntry launches and host-function kernels
+  // (KernelEntry::sim_host_fn); false when kernels run only as native work
+  // (KernelEntry::native_launch, Stream::enqueue_native).
+  bool runs_host_kernels = false;
+  // The backend's name ("sim", "cuda"), for messages.
+  const char *name = "";
 };
 
 class KernelRegistry;  // platform/launch/kernel_registry.h
@@ -121,6 +139,18 @@ class Device {
   virtual MemoryCounters memory_counters() const = 0;
 
   virtual Status create_stream(std::unique_ptr<Stream> *out) = 0;
+  // A Stream over a native stream the caller owns (CUDA: a cudaStream_t of this device's
+  // context). The wrapper never destroys the handle; the handle must outlive it. Default:
+  // RRT_ERR_UNSUPPORTED (the backend has no native streams).
+  virtual Status wrap_native_stream(void *native_stream, std::unique_ptr<Stream> *out);
+  // Admits [ptr, ptr + bytes), memory this device did not allocate (for example another
+  // library's device allocation), as a live allocation until unregister_foreign(ptr): copies,
+  // captures and stale-address checks treat it like any allocation, free() refuses it, and
+  // unregistering it makes graphs that captured it stale. RRT_ERR_INVALID_ARGUMENT when the
+  // range is empty, overlaps a live allocation or is not device memory of this device.
+  // Default: RRT_ERR_UNSUPPORTED.
+  virtual Status register_foreign(void *ptr, std::size_t bytes);
+  virtual Status unregister_foreign(void *ptr);
   virtual Status create_event(std::unique_ptr<Event> *out) = 0;
   // The device's executor of bound launches. RRT_ERR_INVALID_ARGUMENT for a null `out` or a
   // config without kernels; RRT_ERR_INTERNAL when the backend cannot start its workers. The
@@ -198,6 +228,20 @@ class Stream {
   virtual Status enqueue_copy_device_to_device(void *dst, const void *src, std::size_t bytes) = 0;
   virtual Status enqueue_memset(void *dst, int value, std::size_t bytes) = 0;
   virtual Status enqueue_launch(const LaunchRequest &request) = 0;
+  // Calls work.enqueue(native_handle(), work.context) now, on the calling thread; while
+  // capturing, records work.referenced as enqueue_launch records `referenced`. A nonzero
+  // return is RRT_ERR_KERNEL_FAILED, returned and sticky. Default: RRT_ERR_UNSUPPORTED (the
+  // backend has no native work).
+  virtual Status enqueue_native(const NativeWork &work);
+  // Records that work belonging on this stream could not be enqueued (an executor that refused
+  // a launch before or after enqueuing part of it). While capturing, the capture fails:
+  // end_capture then returns RRT_ERR_INVALID_STATE naming `why` and discards the graph (every
+  // enqueue call of the stream that fails during a capture does the same by itself).
+  // Otherwise `why` becomes the stream's sticky failure.
+  virtual void fail_enqueue(const Status &why) = 0;
+  // The backend's own stream object (CUDA: the cudaStream_t), or null for a backend without
+  // one.
+  virtual void *native_handle() const noexcept { return nullptr; }
 
   virtual Status record_event(Event &event) = 0;
   // Later work on this stream waits for `event`'s most recent record (none: no wait).

@@ -1,6 +1,7 @@
 #include "platform/device_factory.h"
 
 #include "common/format.h"
+#include "platform/cuda/cuda_device_factory.h"
 #include "platform/sim/sim_device.h"
 
 namespace replayrt {
@@ -16,15 +17,14 @@ Status create_device(rrt_platform_t platform, std::int32_t device_id,
       *out = std::make_unique<sim::SimDevice>();
       return Status::ok();
     case RRT_PLATFORM_CUDA:
-      return Status::error(RRT_ERR_UNSUPPORTED,
-                           "this build of replayrt has no CUDA backend (REPLAYRT_ENABLE_CUDA)");
+      return create_cuda_device(device_id, out);
   }
   return Status::error(RRT_ERR_INVALID_ARGUMENT,
                        format("unknown platform %d", static_cast<int>(platform)));
 }
 
 bool platform_supports_kernel_mode(rrt_platform_t platform) noexcept {
-  return platform == RRT_PLATFORM_SIM;
+  return platform == RRT_PLATFORM_SIM || (platform == RRT_PLATFORM_CUDA && cuda_backend_built());
 }
 
 }  // namespace replayrt

@@ -51,6 +51,7 @@
 #pragma once
 
 #include <span>
+#include <string_view>
 
 #include <replayrt/replayrt.h>
 
@@ -78,5 +79,16 @@ struct BuiltinKernel {
 // Every built-in, in a fixed order (their ids in a fresh context follow it). Defined by the
 // backends' kernel implementations.
 std::span<const BuiltinKernel> builtin_kernels() noexcept;
+
+// The host-side check of the built-in `name`: checks 1 to 7 above, in that order, on the
+// operands alone (addresses are compared, never dereferenced); null for an unknown name.
+// Defined in platform/launch/builtin_checks.cpp.
+int (*builtin_operand_check(std::string_view name) noexcept)(const rrt_kernel_args_t *args);
+
+// The native (CUDA) launcher of the built-in `name`, or null when this build has no CUDA
+// backend or no such built-in. It validates the operands with builtin_operand_check first and
+// enqueues nothing when they fail. Defined by platform/cuda/builtin_launchers.cu, or by
+// platform/cuda/cuda_unavailable.cpp without CUDA.
+rrt_native_launch_fn builtin_native_launcher(std::string_view name) noexcept;
 
 }  // namespace replayrt

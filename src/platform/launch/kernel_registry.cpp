@@ -12,9 +12,15 @@ namespace replayrt {
 KernelRegistry::KernelRegistry() {
   for (const BuiltinKernel &builtin : builtin_kernels()) {
     std::int32_t id = -1;
-    const Status status = add(KernelEntry{builtin.name, builtin.sim_host_fn, nullptr,
-                                          builtin.num_tensors, builtin.num_scalars, true},
-                              &id);
+    KernelEntry entry;
+    entry.name = builtin.name;
+    entry.sim_host_fn = builtin.sim_host_fn;
+    entry.native_launch = builtin_native_launcher(builtin.name);
+    entry.num_tensors = builtin.num_tensors;
+    entry.num_scalars = builtin.num_scalars;
+    entry.writes_last_tensor_only = true;
+    entry.check_operands = builtin_operand_check(builtin.name);
+    const Status status = add(std::move(entry), &id);
     if (!status.is_ok()) {
       // The built-in table is fixed at build time; a rejected entry is a bug in it.
       std::fprintf(stderr, "replayrt: built-in kernel '%s' cannot be registered: %s\n",

@@ -30,9 +30,17 @@ struct KernelEntry {
   // True when the last tensor operand is the only one the kernel writes (every built-in).
   // Otherwise every tensor operand counts as read and written when dependencies are derived.
   bool writes_last_tensor_only = false;
+  // Validates a task's resolved operands on the host without dereferencing them: 0, or the
+  // result code the kernel would return (built-ins: platform/launch/builtin_kernels.h). Null
+  // when the kernel declares no host-side check (user kernels).
+  int (*check_operands)(const rrt_kernel_args_t *args) = nullptr;
+  // The native launcher (CUDA): called on the host with a task's resolved operands and the
+  // stream's native handle; it enqueues the kernel's device work there. Null for a kernel that
+  // has no native implementation.
+  rrt_native_launch_fn native_launch = nullptr;
 
   // True when some backend can launch the kernel.
-  bool has_launcher() const noexcept { return sim_host_fn != nullptr; }
+  bool has_launcher() const noexcept { return sim_host_fn != nullptr || native_launch != nullptr; }
 };
 
 // Ids are dense, start at 0 with the built-ins in builtin_kernels() order

@@ -9,7 +9,7 @@
 
 #include "platform/device.h"
 #include "platform/sim/spin_wait.h"
-#include "platform/sim/sticky_failure.h"
+#include "platform/sticky_failure.h"
 
 namespace replayrt::sim {
 

@@ -3,12 +3,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <span>
 
+#include "platform/allocation_table.h"
 #include "platform/device.h"
 #include "platform/sim/sim_properties.h"
 
@@ -23,9 +22,8 @@ struct SimMemoryOptions {
 
 // Device memory for the simulator. Every allocation:
 //   - has a base aligned to kSimDeviceProperties.base_alignment;
-//   - gets a generation number, unique and never reused;
-//   - is recorded in a live-allocation table that answers "which allocation contains this
-//     address, and is it still the one with generation G?".
+//   - is recorded in the shared AllocationTable (platform/allocation_table.h): a generation
+//     number, unique and never reused, and the free epoch.
 // A freed block is filled with kPoisonByte and parked in a bounded quarantine before its
 // memory is returned to the host allocator. Freeing an unknown pointer, an interior pointer
 // or freeing twice returns RRT_ERR_INVALID_ARGUMENT and changes nothing.
@@ -63,30 +61,15 @@ class SimMemory {
   std::size_t first_range_outside_allocations(std::span<const AddressRange> ranges) const;
   MemoryCounters counters() const;
   std::size_t quarantined_bytes() const;
+  // Increments with every free; readable without the table lock.
+  std::uint64_t free_epoch() const noexcept { return table_.free_epoch(); }
 
  private:
-  struct Block {
-    std::size_t size = 0;
-    std::uint64_t generation = 0;
-  };
-  struct QuarantinedBlock {
-    std::uintptr_t base = 0;
-    std::size_t size = 0;
-    std::uint64_t generation = 0;
-  };
+  // Requires mutex_. Returns the memory of entries pushed out of the quarantine to the host.
+  void release_evicted_locked();
 
-  // Requires mutex_. OK when [address, address + bytes) lies inside one live allocation.
-  Status check_range_locked(const void *address, std::size_t bytes, const char *role) const;
-  std::optional<AllocationInfo> find_locked(std::uintptr_t address) const;
-  void evict_quarantine_locked();
-
-  const SimMemoryOptions options_;
   mutable std::mutex mutex_;
-  std::map<std::uintptr_t, Block> live_;
-  std::deque<QuarantinedBlock> quarantine_;
-  std::size_t quarantine_size_ = 0;
-  std::uint64_t next_generation_ = 1;
-  MemoryCounters counters_;
+  AllocationTable table_;  // guarded by mutex_ (free_epoch() excepted)
 };
 
 }  // namespace replayrt::sim

@@ -80,7 +80,13 @@ Status SimStream::enqueue_memset(void *dst, int value, std::size_t bytes) {
 
 Status SimStream::enqueue_launch(const LaunchRequest &request) {
   if (request.entry == nullptr) {
-    return Status::error(RRT_ERR_INVALID_ARGUMENT, "stream launch with a null device entry");
+    Status refused =
+        Status::error(RRT_ERR_INVALID_ARGUMENT, "stream launch with a null device entry");
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      fail_capture_locked(refused);
+    }
+    return refused;
   }
   SimOperation operation;
   operation.kind = SimOperation::Kind::kLaunch;
@@ -123,9 +129,9 @@ Status SimStream::begin_capture() {
                          "stream begin_capture while the stream is already capturing");
   }
   capturing_ = true;
-  capture_failed_ = false;
   capture_operations_.clear();
   capture_addresses_.clear();
+  capture_failure_ = Status::ok();
   return Status::ok();
 }
 
@@ -144,10 +150,13 @@ Status SimStream::end_capture(std::unique_ptr<Graph> *out) {
     capturing_ = false;
     operations.swap(capture_operations_);
     addresses.swap(capture_addresses_);
-    if (std::exchange(capture_failed_, false)) {
+    if (!capture_failure_.is_ok()) {
+      Status failure = std::move(capture_failure_);
+      capture_failure_ = Status::ok();
       return Status::error(RRT_ERR_INVALID_STATE,
-                           "stream end_capture: an enqueue during the capture failed, so the "
-                           "graph would miss work; the capture is discarded");
+                           "stream end_capture: the graph is discarded because work enqueued "
+                           "during the capture was refused: " +
+                               failure.message());
     }
   }
   *out = std::make_unique<SimGraph>(memory_, std::move(operations), std::move(addresses));
@@ -156,6 +165,24 @@ Status SimStream::end_capture(std::unique_ptr<Graph> *out) {
 
 bool SimStream::is_capturing() const {
   return capturing_.load(std::memory_order_acquire);
+}
+
+void SimStream::fail_enqueue(const Status &why) {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (capturing_) {
+      fail_capture_locked(why);
+      return;
+    }
+  }
+  failure_->fail(why.is_ok() ? Status::error(RRT_ERR_INTERNAL, "an enqueue failed") : why);
+}
+
+void SimStream::fail_capture_locked(const Status &why) {
+  if (capturing_ && capture_failure_.is_ok()) {
+    capture_failure_ =
+        why.is_ok() ? Status::error(RRT_ERR_INVALID_STATE, "a capture failure") : why;
+  }
 }
 
 Status SimStream::replay(const Graph &graph) {
@@ -204,9 +231,8 @@ Status SimStream::submit(SimOperation operation, std::span<const DeviceRange> ra
     const std::lock_guard<std::mutex> lock(mutex_);
     if (capturing_) {
       const std::size_t first = capture_addresses_.size();
-      Status resolved = resolve_locked(ranges, referenced);
-      if (!resolved.is_ok()) {
-        capture_failed_ = true;
+      if (Status resolved = resolve_locked(ranges, referenced); !resolved.is_ok()) {
+        fail_capture_locked(resolved);
         return resolved;
       }
       try {
@@ -230,8 +256,14 @@ Status SimStream::submit(SimOperation operation, std::span<const DeviceRange> ra
 Status SimStream::submit_event_operation(Event &event, SimOperation::Kind kind) {
   auto *const sim_event = dynamic_cast<SimEvent *>(&event);
   if (sim_event == nullptr) {
-    return Status::error(RRT_ERR_INVALID_ARGUMENT,
-                         "stream event record or wait on an event the simulator did not create");
+    Status refused =
+        Status::error(RRT_ERR_INVALID_ARGUMENT,
+                      "stream event record or wait on an event the simulator did not create");
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      fail_capture_locked(refused);
+    }
+    return refused;
   }
   SimOperation operation;
   operation.kind = kind;

@@ -13,7 +13,7 @@
 #include "platform/device.h"
 #include "platform/sim/sim_graph.h"
 #include "platform/sim/sim_memory.h"
-#include "platform/sim/sticky_failure.h"
+#include "platform/sticky_failure.h"
 
 namespace replayrt::sim {
 
@@ -45,10 +45,12 @@ namespace replayrt::sim {
 // Capture: while capturing, a copy or memset resolves each device range (which must lie inside
 // one live allocation) and a launch resolves each referenced address (which must lie inside a
 // live allocation) into a CapturedAddress; an enqueue that fails this returns
-// RRT_ERR_INVALID_ARGUMENT naming the address and records nothing, and end_capture then
-// returns RRT_ERR_INVALID_STATE and discards the capture (the stream is no longer capturing),
-// so a rejected call never silently vanishes from a graph. Host pointers are recorded as
-// given. end_capture(nullptr) returns RRT_ERR_INVALID_ARGUMENT and keeps capturing.
+// RRT_ERR_INVALID_ARGUMENT naming the address and records nothing. Host pointers are recorded
+// as given. end_capture(nullptr) returns RRT_ERR_INVALID_ARGUMENT and keeps capturing. An
+// enqueue refused during the capture, or fail_enqueue(), makes end_capture return
+// RRT_ERR_INVALID_STATE naming the first refusal and discard what was recorded. Outside a
+// capture, fail_enqueue() stores the sticky failure at once (work queued before it that has
+// not executed yet is skipped too).
 //
 // Replay: accepts only a SimGraph captured on a stream of the same SimDevice
 // (RRT_ERR_INVALID_ARGUMENT otherwise), checks its addresses (SimGraph::check_addresses), then
@@ -80,6 +82,7 @@ class SimStream final : public Stream {
   Status begin_capture() override;
   Status end_capture(std::unique_ptr<Graph> *out) override;
   bool is_capturing() const override;
+  void fail_enqueue(const Status &why) override;
 
   Status replay(const Graph &graph) override;
 
@@ -95,6 +98,8 @@ class SimStream final : public Stream {
   Status submit(SimOperation operation, std::span<const DeviceRange> ranges,
                 std::span<const void *const> referenced);
   Status submit_event_operation(Event &event, SimOperation::Kind kind);
+  // Requires mutex_. Keeps the first refusal of the capture in progress.
+  void fail_capture_locked(const Status &why);
   // Requires mutex_. Appends a CapturedAddress for each range and referenced address to
   // capture_addresses_; on failure appends nothing.
   Status resolve_locked(std::span<const DeviceRange> ranges,
@@ -122,7 +127,7 @@ class SimStream final : public Stream {
   std::atomic<bool> capturing_{false};  // written under mutex_; is_capturing() reads it alone
   std::vector<SimOperation> capture_operations_;    // guarded by mutex_
   std::vector<CapturedAddress> capture_addresses_;  // guarded by mutex_
-  bool capture_failed_ = false;                     // guarded by mutex_
+  Status capture_failure_;                          // guarded by mutex_; the first refusal
 
   // Operations ever queued (written with mutex_ held) and ever executed or skipped (written by
   // the executor).

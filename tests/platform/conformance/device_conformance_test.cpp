@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -17,6 +18,13 @@
 #include "platform/device_factory.h"
 #include "platform/launch/kernel_registry.h"
 #include "platform/sim/sim_device.h"
+#include "support/gpu_skip.h"
+
+#if defined(REPLAYRT_HAVE_CUDA)
+#include "platform/cuda/cuda_api.h"
+#include "platform/cuda/cuda_device.h"
+#include "support/fake_cuda.h"
+#endif
 
 namespace replayrt {
 namespace {
@@ -27,13 +35,26 @@ struct Backend {
   // A device of this backend that hands a freed base out again soon (no quarantine), for the
   // ABA test; null: the factory's device.
   std::unique_ptr<Device> (*reusing_device)() = nullptr;
+  // The backend's device; null: the factory's device for `platform`.
+  std::unique_ptr<Device> (*make_device)() = nullptr;
+  // True for a backend that needs hardware: without it the suite skips, or fails when
+  // REPLAYRT_REQUIRE_GPU=1.
+  bool needs_gpu = false;
 };
 
 class DeviceConformanceTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
+    if (GetParam().make_device != nullptr) {
+      device_ = GetParam().make_device();
+      ASSERT_NE(device_, nullptr);
+      return;
+    }
     const Status status = create_device(GetParam().platform, 0, &device_);
     if (status.code() == RRT_ERR_UNSUPPORTED) {
+      if (GetParam().needs_gpu && testing_support::gpu_required()) {
+        FAIL() << "REPLAYRT_REQUIRE_GPU=1 but " << GetParam().name << ": " << status.message();
+      }
       GTEST_SKIP() << GetParam().name << ": " << status.message();
     }
     ASSERT_TRUE(status.is_ok()) << status.message();
@@ -362,7 +383,7 @@ TEST_P(DeviceConformanceTest, CaptureStateErrors) {
   EXPECT_TRUE(stream.synchronize().is_ok());
 }
 
-TEST_P(DeviceConformanceTest, ACaptureWithARefusedEnqueueIsDiscardedAtItsEnd) {
+TEST_P(DeviceConformanceTest, ACaptureWithARefusedEnqueueFailsAtEndAndTheStreamStaysUsable) {
   Stream &stream = new_stream();
   std::byte *buffer = allocate(64);
   int host = 0;
@@ -370,13 +391,34 @@ TEST_P(DeviceConformanceTest, ACaptureWithARefusedEnqueueIsDiscardedAtItsEnd) {
   EXPECT_EQ(stream.enqueue_memset(&host, 0, sizeof host).code(), RRT_ERR_INVALID_ARGUMENT);
   ASSERT_TRUE(stream.enqueue_memset(buffer, 0x77, 64).is_ok());
   std::unique_ptr<Graph> graph;
-  EXPECT_EQ(stream.end_capture(&graph).code(), RRT_ERR_INVALID_STATE);
+  EXPECT_EQ(stream.end_capture(&graph).code(), RRT_ERR_INVALID_STATE)
+      << "a graph missing the refused memset must not be handed out";
   EXPECT_EQ(graph, nullptr);
   EXPECT_FALSE(stream.is_capturing());
-  // The stream is usable again, and a clean capture makes a graph.
   ASSERT_TRUE(stream.begin_capture().is_ok());
   ASSERT_TRUE(stream.enqueue_memset(buffer, 0x77, 64).is_ok());
-  EXPECT_EQ(end_capture(stream).operation_count(), 1U);
+  Graph &retry = end_capture(stream);
+  EXPECT_EQ(retry.operation_count(), 1U);
+}
+
+TEST_P(DeviceConformanceTest, FailEnqueueDiscardsTheCaptureOrBecomesTheStickyFailure) {
+  Stream &stream = new_stream();
+  std::byte *buffer = allocate(64);
+  ASSERT_TRUE(stream.begin_capture().is_ok());
+  ASSERT_TRUE(stream.enqueue_memset(buffer, 0x11, 64).is_ok());
+  stream.fail_enqueue(Status::error(RRT_ERR_KERNEL_FAILED, "a launch was refused"));
+  std::unique_ptr<Graph> graph;
+  const Status ended = stream.end_capture(&graph);
+  EXPECT_EQ(ended.code(), RRT_ERR_INVALID_STATE);
+  EXPECT_NE(ended.message().find("a launch was refused"), std::string::npos) << ended.message();
+  EXPECT_EQ(graph, nullptr);
+  ASSERT_TRUE(stream.synchronize().is_ok()) << "a failed capture leaves no sticky failure";
+
+  stream.fail_enqueue(Status::error(RRT_ERR_KERNEL_FAILED, "outside a capture"));
+  const Status sticky = stream.synchronize();
+  EXPECT_EQ(sticky.code(), RRT_ERR_KERNEL_FAILED);
+  EXPECT_NE(sticky.message().find("outside a capture"), std::string::npos) << sticky.message();
+  EXPECT_TRUE(stream.synchronize().is_ok());
 }
 
 TEST_P(DeviceConformanceTest, ReplayAfterAFreeIsStaleAndEnqueuesNothing) {
@@ -436,14 +478,60 @@ TEST_P(DeviceConformanceTest, ANewAllocationAtACapturedBaseIsStale) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Backends, DeviceConformanceTest,
-    ::testing::Values(Backend{"sim", RRT_PLATFORM_SIM,
-                              [] {
-                                return std::unique_ptr<Device>(std::make_unique<sim::SimDevice>(
-                                    sim::SimDeviceOptions{.memory = {.quarantine_bytes = 0}}));
-                              }}),
-    [](const ::testing::TestParamInfo<Backend> &info) { return std::string(info.param.name); });
+#if defined(REPLAYRT_HAVE_CUDA)
+// The CUDA backend over FakeCuda (host memory, no GPU) and over the real runtime.
+#if defined(REPLAYRT_CONFORMANCE_GPU)
+std::unique_ptr<Device> real_cuda_reusing_device() {
+  std::unique_ptr<Device> device;
+  const Status status =
+      cuda::CudaDevice::create(cuda::real_cuda_api(), 0, {.quarantine_bytes = 0}, &device);
+  EXPECT_TRUE(status.is_ok()) << status.message();
+  return device;
+}
+#else
+testing::FakeCuda &fake_cuda() {
+  static testing::FakeCuda fake;
+  return fake;
+}
+
+std::unique_ptr<Device> fake_cuda_device(std::size_t quarantine_bytes) {
+  std::unique_ptr<Device> device;
+  const Status status = cuda::CudaDevice::create(fake_cuda().api(), 0,
+                                                 {.quarantine_bytes = quarantine_bytes}, &device);
+  EXPECT_TRUE(status.is_ok()) << status.message();
+  return device;
+}
+#endif
+#endif
+
+#if !defined(REPLAYRT_CONFORMANCE_GPU)
+std::unique_ptr<Device> sim_reusing_device() {
+  return std::make_unique<sim::SimDevice>(sim::SimDeviceOptions{.memory = {.quarantine_bytes = 0}});
+}
+#endif
+
+#if defined(REPLAYRT_CONFORMANCE_GPU)
+// The real CUDA backend (ctest label gpu).
+const Backend kBackends[] = {{"cuda", RRT_PLATFORM_CUDA, &real_cuda_reusing_device, nullptr, true}};
+#elif defined(REPLAYRT_HAVE_CUDA)
+std::unique_ptr<Device> fake_cuda_reusing_device() {
+  fake_cuda().reuse_freed = true;
+  return fake_cuda_device(0);
+}
+std::unique_ptr<Device> fake_cuda_quarantining_device() {
+  return fake_cuda_device(std::size_t{64} << 20);
+}
+const Backend kBackends[] = {
+    {"sim", RRT_PLATFORM_SIM, &sim_reusing_device},
+    {"cuda_fake", RRT_PLATFORM_CUDA, &fake_cuda_reusing_device, &fake_cuda_quarantining_device}};
+#else
+const Backend kBackends[] = {{"sim", RRT_PLATFORM_SIM, &sim_reusing_device}};
+#endif
+
+INSTANTIATE_TEST_SUITE_P(Backends, DeviceConformanceTest, ::testing::ValuesIn(kBackends),
+                         [](const ::testing::TestParamInfo<Backend> &info) {
+                           return std::string(info.param.name);
+                         });
 
 }  // namespace
 }  // namespace replayrt

@@ -158,7 +158,7 @@ TEST_F(SimCaptureTest, CapturedCopiesReadAndWriteHostMemoryAtEachReplay) {
   }
 }
 
-TEST_F(SimCaptureTest, EnqueueOfANonDeviceAddressFailsAndDiscardsTheCapture) {
+TEST_F(SimCaptureTest, EnqueueOfANonDeviceAddressFailsAndTheCaptureEndsInFailure) {
   Stream &stream = new_stream();
   auto *const buffer = static_cast<unsigned char *>(allocate(1024));
   std::vector<int> log;
@@ -181,13 +181,13 @@ TEST_F(SimCaptureTest, EnqueueOfANonDeviceAddressFailsAndDiscardsTheCapture) {
   EXPECT_EQ(stream.enqueue_copy_device_to_device(buffer, &host_value, 4).code(),
             RRT_ERR_INVALID_ARGUMENT);
   EXPECT_TRUE(stream.is_capturing());
-
   const void *const inside[] = {buffer + 10};
   ASSERT_TRUE(launch_append(stream, log, 2, inside).is_ok());
-  // The graph would miss the refused work, so the capture is discarded at its end.
-  std::unique_ptr<Graph> discarded;
-  EXPECT_EQ(stream.end_capture(&discarded).code(), RRT_ERR_INVALID_STATE);
-  EXPECT_EQ(discarded, nullptr);
+  std::unique_ptr<Graph> refused_graph;
+  const Status ended = stream.end_capture(&refused_graph);
+  EXPECT_EQ(ended.code(), RRT_ERR_INVALID_STATE) << "the refused enqueues would be missing";
+  EXPECT_NE(ended.message().find(expected_address), std::string::npos) << ended.message();
+  EXPECT_EQ(refused_graph, nullptr);
   EXPECT_FALSE(stream.is_capturing());
 
   ASSERT_TRUE(stream.begin_capture().is_ok());

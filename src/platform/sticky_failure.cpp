@@ -1,8 +1,8 @@
-#include "platform/sim/sticky_failure.h"
+#include "platform/sticky_failure.h"
 
 #include <utility>
 
-namespace replayrt::sim {
+namespace replayrt {
 
 void StickyFailure::fail(Status failure) {
   const std::lock_guard<std::mutex> lock(mutex_);
@@ -63,4 +63,4 @@ Status StickyFailure::report(std::uint64_t serial) {
   return serial == serial_ ? take_locked() : Status::ok();
 }
 
-}  // namespace replayrt::sim
+}  // namespace replayrt

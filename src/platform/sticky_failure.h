@@ -1,4 +1,4 @@
-// StickyFailure: a simulated stream's failure, until it is reported.
+// StickyFailure: a stream's failure, until it is reported.
 #pragma once
 
 #include <atomic>
@@ -7,7 +7,7 @@
 
 #include "common/status.h"
 
-namespace replayrt::sim {
+namespace replayrt {
 
 // The first failure of a stream's device work is stored here and stays until it is reported;
 // while it is pending the stream skips its copies, memsets and launches. Every failure gets a
@@ -48,4 +48,4 @@ class StickyFailure {
   std::atomic<bool> pending_{false};
 };
 
-}  // namespace replayrt::sim
+}  // namespace replayrt

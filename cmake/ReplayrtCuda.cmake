@@ -1,0 +1,45 @@
+# REPLAYRT_ENABLE_CUDA: AUTO builds the CUDA backend when CMake finds a CUDA compiler, ON
+# requires one, OFF never builds it. Sets REPLAYRT_HAVE_CUDA.
+#
+# The backend links the static CUDA runtime only (never libcuda), so every binary starts on a
+# machine without a driver; the runtime reports the missing driver when it is first called.
+string(TOUPPER "${REPLAYRT_ENABLE_CUDA}" replayrt_cuda_choice)
+if(replayrt_cuda_choice STREQUAL "TRUE" OR replayrt_cuda_choice STREQUAL "YES")
+  set(replayrt_cuda_choice ON)
+elseif(replayrt_cuda_choice STREQUAL "FALSE" OR replayrt_cuda_choice STREQUAL "NO"
+       OR replayrt_cuda_choice STREQUAL "0")
+  set(replayrt_cuda_choice OFF)
+endif()
+if(NOT replayrt_cuda_choice MATCHES "^(AUTO|ON|OFF)$")
+  message(FATAL_ERROR "REPLAYRT_ENABLE_CUDA is '${REPLAYRT_ENABLE_CUDA}'; use AUTO, ON or OFF")
+endif()
+
+set(REPLAYRT_HAVE_CUDA OFF)
+if(NOT replayrt_cuda_choice STREQUAL "OFF")
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      # H100/H200. "native" stops configuration on a machine without a GPU.
+      set(CMAKE_CUDA_ARCHITECTURES 90)
+    endif()
+    enable_language(CUDA)
+    # CMake 3.25 does not know nvcc's C++20 flag.
+    if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    endif()
+    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    set(CMAKE_CUDA_EXTENSIONS OFF)
+    find_package(CUDAToolkit REQUIRED)
+    set(REPLAYRT_HAVE_CUDA ON)
+    message(STATUS "replayrt: building the CUDA backend (${CMAKE_CUDA_COMPILER}, "
+                   "architectures ${CMAKE_CUDA_ARCHITECTURES})")
+  elseif(replayrt_cuda_choice STREQUAL "ON")
+    message(FATAL_ERROR "REPLAYRT_ENABLE_CUDA=ON but CMake found no CUDA compiler "
+                        "(put nvcc on PATH or set CUDACXX)")
+  else()
+    message(STATUS "replayrt: no CUDA compiler found; the CUDA backend is not built")
+  endif()
+endif()

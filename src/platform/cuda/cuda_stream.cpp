@@ -1,0 +1,607 @@
+#include "platform/cuda/cuda_stream.h"
+
+#include <utility>
+
+#include "common/format.h"
+#include "platform/cuda/cuda_status.h"
+#include "platform/cuda/graph_audit.h"
+
+namespace replayrt::cuda {
+
+namespace {
+
+// More parameters than any kernel has: the audit stops asking cudaFuncGetParamInfo there.
+constexpr std::size_t kMaxKernelParameters = 4096;
+// Child graphs nest at most this deep in an audit.
+constexpr int kMaxGraphDepth = 16;
+
+Status capturing_error(const char *call) {
+  return Status::error(
+      RRT_ERR_INVALID_STATE,
+      format("stream %s while the stream is capturing; end the capture first", call));
+}
+
+Status audit_graph(const CudaApi &api, cudaGraph_t graph, const AllocationTable &table,
+                   std::vector<CapturedAddress> *found, GraphAuditStats *stats, int depth) {
+  if (depth > kMaxGraphDepth) {
+    return Status::error(RRT_ERR_INVALID_STATE, "captured graph: child graphs nest too deep");
+  }
+  std::size_t count = 0;
+  RRT_RETURN_IF_ERROR(
+      cuda_status(api, api.graph_get_nodes(graph, nullptr, &count), "cudaGraphGetNodes"));
+  std::vector<cudaGraphNode_t> nodes(count);
+  if (count != 0) {
+    RRT_RETURN_IF_ERROR(
+        cuda_status(api, api.graph_get_nodes(graph, nodes.data(), &count), "cudaGraphGetNodes"));
+  }
+  AuditCounts counts;
+  for (std::size_t n = 0; n < count; ++n) {
+    cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
+    RRT_RETURN_IF_ERROR(
+        cuda_status(api, api.graph_node_get_type(nodes[n], &type), "cudaGraphNodeGetType"));
+    switch (type) {
+      case cudaGraphNodeTypeKernel: {
+        ++stats->kernel_nodes;
+        cudaKernelNodeParams params{};
+        RRT_RETURN_IF_ERROR(cuda_status(api, api.graph_kernel_node_get_params(nodes[n], &params),
+                                        "cudaGraphKernelNodeGetParams"));
+        std::size_t scanned = 0;
+        for (std::size_t i = 0; params.kernelParams != nullptr && i < kMaxKernelParameters; ++i) {
+          std::size_t offset = 0;
+          std::size_t size = 0;
+          if (api.func_get_param_info(params.func, i, &offset, &size) != cudaSuccess) {
+            (void)api.get_last_error();
+            break;
+          }
+          const KernelParameter whole{0, size};
+          scan_kernel_parameters(std::span<const std::byte>(
+                                     static_cast<const std::byte *>(params.kernelParams[i]), size),
+                                 std::span<const KernelParameter>(&whole, 1), table, found,
+                                 &counts);
+          ++scanned;
+        }
+        if (scanned == 0) {
+          ++stats->unaudited_kernel_nodes;
+        }
+        break;
+      }
+      case cudaGraphNodeTypeMemcpy: {
+        ++stats->copy_nodes;
+        cudaMemcpy3DParms params{};
+        RRT_RETURN_IF_ERROR(cuda_status(api, api.graph_memcpy_node_get_params(nodes[n], &params),
+                                        "cudaGraphMemcpyNodeGetParams"));
+        (void)record_if_tracked(reinterpret_cast<std::uintptr_t>(params.srcPtr.ptr), table, found);
+        (void)record_if_tracked(reinterpret_cast<std::uintptr_t>(params.dstPtr.ptr), table, found);
+        break;
+      }
+      case cudaGraphNodeTypeMemset: {
+        ++stats->copy_nodes;
+        cudaMemsetParams params{};
+        RRT_RETURN_IF_ERROR(cuda_status(api, api.graph_memset_node_get_params(nodes[n], &params),
+                                        "cudaGraphMemsetNodeGetParams"));
+        (void)record_if_tracked(reinterpret_cast<std::uintptr_t>(params.dst), table, found);
+        break;
+      }
+      case cudaGraphNodeTypeGraph: {
+        cudaGraph_t child = nullptr;
+        RRT_RETURN_IF_ERROR(cuda_status(api, api.graph_child_graph_node_get_graph(nodes[n], &child),
+                                        "cudaGraphChildGraphNodeGetGraph"));
+        RRT_RETURN_IF_ERROR(audit_graph(api, child, table, found, stats, depth + 1));
+        break;
+      }
+      case cudaGraphNodeTypeMemAlloc:
+      case cudaGraphNodeTypeMemFree:
+        return Status::error(RRT_ERR_INVALID_STATE,
+                             "captured graph holds a memory allocation or free node (work "
+                             "enqueued during the capture called cudaMallocAsync or "
+                             "cudaFreeAsync); replayrt graphs never allocate");
+      case cudaGraphNodeTypeConditional:
+        return Status::error(RRT_ERR_INVALID_STATE,
+                             "captured graph holds a conditional node, which replayrt cannot "
+                             "audit for stale addresses");
+      case cudaGraphNodeTypeHost:
+        ++stats->host_nodes;
+        break;
+      default:
+        break;
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status audit_cuda_graph(const CudaApi &api, cudaGraph_t graph, const AllocationTable &table,
+                        std::vector<CapturedAddress> *found, GraphAuditStats *stats) {
+  return audit_graph(api, graph, table, found, stats, 0);
+}
+
+// ---- CudaEvent -----------------------------------------------------------------------------
+
+CudaEvent::~CudaEvent() {
+  (void)device_.make_current();
+  (void)device_.api().event_destroy(event_);
+}
+
+Status CudaEvent::synchronize() {
+  RRT_RETURN_IF_ERROR(device_.make_current());
+  std::shared_ptr<StickyFailure> origin;
+  std::uint64_t serial = 0;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    origin = origin_;
+    serial = serial_;
+  }
+  RRT_RETURN_IF_ERROR(
+      cuda_status(device_.api(), device_.api().event_synchronize(event_), "cudaEventSynchronize"));
+  return origin != nullptr && serial != 0 ? origin->report(serial) : Status::ok();
+}
+
+void CudaEvent::wait() {
+  if (device_.make_current().is_ok() && device_.api().event_synchronize(event_) != cudaSuccess) {
+    (void)device_.api().get_last_error();
+  }
+}
+
+bool CudaEvent::query() const {
+  (void)device_.make_current();
+  const cudaError_t state = device_.api().event_query(event_);
+  if (state != cudaSuccess) {
+    (void)device_.api().get_last_error();
+  }
+  return state == cudaSuccess;
+}
+
+void CudaEvent::set_carried(std::shared_ptr<StickyFailure> origin, std::uint64_t serial) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  origin_ = std::move(origin);
+  serial_ = serial;
+}
+
+// ---- CudaGraph -----------------------------------------------------------------------------
+
+CudaGraph::CudaGraph(CudaDevice &device, cudaGraphExec_t exec, std::size_t nodes,
+                     std::vector<CapturedAddress> addresses, std::uint64_t validated_epoch)
+    : device_(device),
+      exec_(exec),
+      nodes_(nodes),
+      addresses_(std::move(addresses)),
+      validated_epoch_(validated_epoch) {}
+
+CudaGraph::~CudaGraph() {
+  if (exec_ != nullptr) {
+    (void)device_.make_current();
+    (void)device_.api().graph_exec_destroy(exec_);
+  }
+}
+
+Status CudaGraph::check_addresses() const {
+  const std::uint64_t epoch = device_.free_epoch();
+  if (epoch == validated_epoch_.load(std::memory_order_acquire)) {
+    return Status::ok();
+  }
+  const std::size_t stale = device_.with_table(
+      [this](const AllocationTable &table) { return table.first_stale(addresses_); });
+  if (stale != addresses_.size()) {
+    return Status::error(
+        RRT_ERR_STALE_ADDRESS,
+        format("graph replay: captured address %p no longer lies in the allocation at %p "
+               "(generation %llu) it was captured in",
+               reinterpret_cast<const void *>(addresses_[stale].address),
+               reinterpret_cast<const void *>(addresses_[stale].base),
+               static_cast<unsigned long long>(addresses_[stale].generation)));
+  }
+  // Every address was live at `epoch` or later; a free after the load above forces the next
+  // replay to check again.
+  validated_epoch_.store(epoch, std::memory_order_release);
+  return Status::ok();
+}
+
+Status CudaGraph::launch(cudaStream_t stream) const {
+  const std::lock_guard<std::mutex> lock(launch_mutex_);
+  return cuda_status(device_.api(), device_.api().graph_launch(exec_, stream), "cudaGraphLaunch");
+}
+
+// ---- CudaStream ----------------------------------------------------------------------------
+
+CudaStream::CudaStream(CudaDevice &device, cudaStream_t stream, bool owned)
+    : device_(device), api_(device.api()), stream_(stream), owned_(owned) {}
+
+CudaStream::~CudaStream() {
+  (void)device_.make_current();
+  abandon_capture();
+  (void)api_.stream_synchronize(stream_);
+  (void)api_.get_last_error();
+  if (before_capture_ != nullptr) {
+    (void)api_.event_destroy(before_capture_);
+  }
+  if (owned_) {
+    (void)api_.stream_destroy(stream_);
+  }
+}
+
+void CudaStream::abandon_capture() noexcept {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!capturing_.load(std::memory_order_acquire)) {
+    return;
+  }
+  cudaGraph_t partial = nullptr;
+  (void)api_.stream_end_capture(stream_, &partial);
+  (void)api_.get_last_error();
+  if (partial != nullptr) {
+    (void)api_.graph_destroy(partial);
+  }
+  capturing_.store(false, std::memory_order_release);
+  declared_.clear();
+  device_.capture_ended();
+}
+
+void CudaStream::fail_enqueue(const Status &why) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (capturing_.load(std::memory_order_acquire)) {
+    fail_capture_locked(why);
+  } else {
+    failure_->fail(why.is_ok() ? Status::error(RRT_ERR_INTERNAL, "an enqueue failed") : why);
+  }
+}
+
+void CudaStream::fail_capture_locked(const Status &why) {
+  if (capturing_.load(std::memory_order_acquire) && capture_failure_.is_ok()) {
+    capture_failure_ =
+        why.is_ok() ? Status::error(RRT_ERR_INVALID_STATE, "a capture failure") : why;
+  }
+}
+
+Status CudaStream::admit(std::span<const DeviceRange> ranges,
+                         std::span<const void *const> referenced, bool *skip) {
+  *skip = false;
+  const bool capturing = capturing_.load(std::memory_order_acquire);
+  if (!capturing && failure_->is_pending()) {
+    *skip = true;
+    return Status::ok();
+  }
+  const std::size_t first = declared_.size();
+  Status refused = device_.with_table([&](const AllocationTable &table) -> Status {
+    for (const DeviceRange &range : ranges) {
+      RRT_RETURN_IF_ERROR(table.check_range(range.address, range.bytes, range.role));
+      if (capturing) {
+        const auto owner = table.find(reinterpret_cast<std::uintptr_t>(range.address));
+        declared_.push_back(CapturedAddress{reinterpret_cast<std::uintptr_t>(range.address),
+                                            owner->base, owner->generation});
+      }
+    }
+    if (capturing) {
+      for (const void *address : referenced) {
+        const auto start = reinterpret_cast<std::uintptr_t>(address);
+        const auto owner = table.find(start);
+        if (!owner) {
+          return Status::error(
+              RRT_ERR_INVALID_ARGUMENT,
+              format("capture: launch references %p, which is not inside a live device "
+                     "allocation",
+                     address));
+        }
+        declared_.push_back(CapturedAddress{start, owner->base, owner->generation});
+      }
+    }
+    return Status::ok();
+  });
+  if (refused.is_ok()) {
+    return Status::ok();
+  }
+  declared_.resize(first);
+  if (capturing) {
+    fail_capture_locked(refused);
+    return refused;
+  }
+  failure_->fail(std::move(refused));
+  *skip = true;
+  return Status::ok();
+}
+
+Status CudaStream::after_call(cudaError_t error, const char *call) {
+  if (error == cudaSuccess) {
+    return Status::ok();
+  }
+  (void)api_.get_last_error();
+  Status failure = cuda_status(api_, error, call);
+  if (capturing_.load(std::memory_order_acquire)) {
+    fail_capture_locked(failure);
+  } else {
+    failure_->fail(failure);
+  }
+  return failure;
+}
+
+Status CudaStream::enqueue_copy_host_to_device(void *dst, const void *src, std::size_t bytes) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const DeviceRange ranges[] = {{dst, bytes, "host-to-device copy destination"}};
+  bool skip = false;
+  RRT_RETURN_IF_ERROR(admit(ranges, {}, &skip));
+  if (skip || bytes == 0) {
+    return Status::ok();
+  }
+  return after_call(api_.memcpy_async(dst, src, bytes, cudaMemcpyHostToDevice, stream_),
+                    "cudaMemcpyAsync");
+}
+
+Status CudaStream::enqueue_copy_device_to_host(void *dst, const void *src, std::size_t bytes) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const DeviceRange ranges[] = {{src, bytes, "device-to-host copy source"}};
+  bool skip = false;
+  RRT_RETURN_IF_ERROR(admit(ranges, {}, &skip));
+  if (skip || bytes == 0) {
+    return Status::ok();
+  }
+  return after_call(api_.memcpy_async(dst, src, bytes, cudaMemcpyDeviceToHost, stream_),
+                    "cudaMemcpyAsync");
+}
+
+Status CudaStream::enqueue_copy_device_to_device(void *dst, const void *src, std::size_t bytes) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const DeviceRange ranges[] = {{src, bytes, "device-to-device copy source"},
+                                {dst, bytes, "device-to-device copy destination"}};
+  bool skip = false;
+  RRT_RETURN_IF_ERROR(admit(ranges, {}, &skip));
+  if (skip || bytes == 0) {
+    return Status::ok();
+  }
+  return after_call(api_.memcpy_async(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_),
+                    "cudaMemcpyAsync");
+}
+
+Status CudaStream::enqueue_memset(void *dst, int value, std::size_t bytes) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const DeviceRange ranges[] = {{dst, bytes, "memset destination"}};
+  bool skip = false;
+  RRT_RETURN_IF_ERROR(admit(ranges, {}, &skip));
+  if (skip || bytes == 0) {
+    return Status::ok();
+  }
+  return after_call(api_.memset_async(dst, value, bytes, stream_), "cudaMemsetAsync");
+}
+
+Status CudaStream::enqueue_launch(const LaunchRequest & /*request*/) {
+  Status refused = Status::error(RRT_ERR_UNSUPPORTED,
+                                 "CUDA streams cannot run host device entries; kernels run as "
+                                 "native work");
+  const std::lock_guard<std::mutex> lock(mutex_);
+  fail_capture_locked(refused);
+  return refused;
+}
+
+Status CudaStream::enqueue_native(const NativeWork &work) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (work.enqueue == nullptr) {
+    Status refused = Status::error(RRT_ERR_INVALID_ARGUMENT, "native work without a function");
+    fail_capture_locked(refused);
+    return refused;
+  }
+  bool skip = false;
+  RRT_RETURN_IF_ERROR(admit({}, work.referenced, &skip));
+  if (skip) {
+    return Status::ok();
+  }
+  const int code = work.enqueue(stream_, work.context);
+  if (code != 0) {
+    Status failure =
+        Status::error(RRT_ERR_KERNEL_FAILED, format("native launcher returned %d", code));
+    if (capturing_.load(std::memory_order_acquire)) {
+      fail_capture_locked(failure);
+    } else {
+      failure_->fail(failure);
+    }
+    return failure;
+  }
+  return Status::ok();
+}
+
+Status CudaStream::record_event(Event &event) {
+  auto *cuda_event = dynamic_cast<CudaEvent *>(&event);
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (cuda_event == nullptr || &cuda_event->device() != &device_) {
+    Status refused = Status::error(RRT_ERR_INVALID_ARGUMENT,
+                                   "stream event record of an event of another device");
+    fail_capture_locked(refused);
+    return refused;
+  }
+  const bool capturing = capturing_.load(std::memory_order_acquire);
+  RRT_RETURN_IF_ERROR(
+      after_call(api_.event_record_with_flags(cuda_event->handle(), stream_,
+                                              capturing ? cudaEventRecordExternal : 0),
+                 "cudaEventRecordWithFlags"));
+  if (!capturing) {
+    cuda_event->set_carried(failure_, failure_->pending_serial());
+  }
+  return Status::ok();
+}
+
+Status CudaStream::wait_event(Event &event) {
+  auto *cuda_event = dynamic_cast<CudaEvent *>(&event);
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (cuda_event == nullptr || &cuda_event->device() != &device_) {
+    Status refused =
+        Status::error(RRT_ERR_INVALID_ARGUMENT, "stream event wait on an event of another device");
+    fail_capture_locked(refused);
+    return refused;
+  }
+  const bool capturing = capturing_.load(std::memory_order_acquire);
+  RRT_RETURN_IF_ERROR(after_call(
+      api_.stream_wait_event(stream_, cuda_event->handle(), capturing ? cudaEventWaitExternal : 0),
+      "cudaStreamWaitEvent"));
+  return Status::ok();
+}
+
+Status CudaStream::synchronize() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (capturing_.load(std::memory_order_acquire)) {
+      return capturing_error("synchronize");
+    }
+  }
+  RRT_RETURN_IF_ERROR(device_.make_current());
+  const cudaError_t waited = api_.stream_synchronize(stream_);
+  Status failure = failure_->report();
+  if (waited != cudaSuccess) {
+    (void)api_.get_last_error();
+    return cuda_status(api_, waited, "cudaStreamSynchronize");
+  }
+  return failure;
+}
+
+Status CudaStream::wait_idle() {
+  RRT_RETURN_IF_ERROR(device_.make_current());
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const cudaError_t waited = capturing_.load(std::memory_order_acquire)
+                                 ? api_.event_synchronize(before_capture_)
+                                 : api_.stream_synchronize(stream_);
+  if (waited != cudaSuccess) {
+    (void)api_.get_last_error();
+    return cuda_status(api_, waited,
+                       capturing_.load(std::memory_order_acquire) ? "cudaEventSynchronize"
+                                                                  : "cudaStreamSynchronize");
+  }
+  return Status::ok();
+}
+
+Status CudaStream::begin_capture() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (capturing_.load(std::memory_order_acquire)) {
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         "stream begin_capture while the stream is already capturing");
+  }
+  RRT_RETURN_IF_ERROR(device_.make_current());
+  if (before_capture_ == nullptr) {
+    RRT_RETURN_IF_ERROR(
+        cuda_status(api_, api_.event_create_with_flags(&before_capture_, cudaEventDisableTiming),
+                    "cudaEventCreateWithFlags"));
+  }
+  RRT_RETURN_IF_ERROR(
+      after_call(api_.event_record_with_flags(before_capture_, stream_, 0), "cudaEventRecord"));
+  const cudaError_t began = api_.stream_begin_capture(stream_, cudaStreamCaptureModeThreadLocal);
+  if (began != cudaSuccess) {
+    (void)api_.get_last_error();
+    return cuda_status(api_, began, "cudaStreamBeginCapture");
+  }
+  device_.capture_started();
+  capturing_.store(true, std::memory_order_release);
+  capture_thread_ = std::this_thread::get_id();
+  capture_failure_ = Status::ok();
+  declared_.clear();
+  return Status::ok();
+}
+
+Status CudaStream::end_capture(std::unique_ptr<Graph> *out) {
+  if (out == nullptr) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT, "stream end_capture with a null graph output");
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!capturing_.load(std::memory_order_acquire)) {
+    return Status::error(RRT_ERR_INVALID_STATE, "stream end_capture without a capture in progress");
+  }
+  if (capture_thread_ != std::this_thread::get_id()) {
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         "stream end_capture on another thread than begin_capture (CUDA "
+                         "thread-local capture); the capture continues");
+  }
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = api_.stream_end_capture(stream_, &graph);
+  capturing_.store(false, std::memory_order_release);
+  device_.capture_ended();
+  Status failure = std::move(capture_failure_);
+  capture_failure_ = Status::ok();
+  std::vector<CapturedAddress> addresses = std::move(declared_);
+  declared_.clear();
+  const auto discard = [&] {
+    if (graph != nullptr) {
+      (void)api_.graph_destroy(graph);
+    }
+  };
+  if (ended != cudaSuccess) {
+    (void)api_.get_last_error();
+    discard();
+    const Status why = cuda_status(api_, ended, "cudaStreamEndCapture");
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         "stream end_capture: the capture was invalidated: " + why.message() +
+                             (failure.is_ok() ? "" : "; first refusal: " + failure.message()));
+  }
+  if (!failure.is_ok()) {
+    discard();
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         "stream end_capture: the graph is discarded because work enqueued "
+                         "during the capture was refused: " +
+                             failure.message());
+  }
+  GraphAuditStats stats;
+  std::uint64_t epoch = 0;
+  bool all_live = false;
+  const Status audited = device_.with_table([&](const AllocationTable &table) -> Status {
+    RRT_RETURN_IF_ERROR(audit_cuda_graph(api_, graph, table, &addresses, &stats));
+    epoch = table.free_epoch();
+    all_live = table.first_stale(addresses) == addresses.size();
+    return Status::ok();
+  });
+  if (!audited.is_ok()) {
+    discard();
+    return Status::error(
+        audited.code() == RRT_ERR_INVALID_STATE ? RRT_ERR_INVALID_STATE : audited.code(),
+        "stream end_capture: " + audited.message());
+  }
+  deduplicate(&addresses);
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t instantiated = api_.graph_instantiate_with_flags(&exec, graph, 0);
+  if (instantiated != cudaSuccess) {
+    (void)api_.get_last_error();
+    discard();
+    return cuda_status(api_, instantiated, "cudaGraphInstantiateWithFlags");
+  }
+  const cudaError_t uploaded = api_.graph_upload(exec, stream_);
+  if (uploaded != cudaSuccess) {
+    (void)api_.get_last_error();
+    (void)api_.graph_exec_destroy(exec);
+    discard();
+    return cuda_status(api_, uploaded, "cudaGraphUpload");
+  }
+  const std::size_t nodes = stats.kernel_nodes + stats.copy_nodes + stats.host_nodes;
+  discard();
+  try {
+    *out = std::make_unique<CudaGraph>(device_, exec, nodes, std::move(addresses),
+                                       all_live ? epoch : CudaGraph::kNeverValidated);
+  } catch (...) {
+    (void)api_.graph_exec_destroy(exec);
+    throw;
+  }
+  return Status::ok();
+}
+
+bool CudaStream::is_capturing() const {
+  return capturing_.load(std::memory_order_acquire);
+}
+
+Status CudaStream::replay(const Graph &graph) {
+  const auto *cuda_graph = dynamic_cast<const CudaGraph *>(&graph);
+  if (cuda_graph == nullptr) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                         "stream replay of a graph that the CUDA backend did not capture");
+  }
+  if (&cuda_graph->device() != &device_) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                         "stream replay of a graph captured on a different device");
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (capturing_.load(std::memory_order_acquire)) {
+    return capturing_error("replay");
+  }
+  RRT_RETURN_IF_ERROR(cuda_graph->check_addresses());
+  if (failure_->is_pending()) {
+    return Status::ok();
+  }
+  Status launched = cuda_graph->launch(stream_);
+  if (!launched.is_ok()) {
+    (void)api_.get_last_error();
+    failure_->fail(launched);
+  }
+  return launched;
+}
+
+}  // namespace replayrt::cuda

@@ -1,0 +1,186 @@
+// The CUDA backend's Stream, Event and Graph (platform/device.h).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cuda_runtime_api.h>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "platform/cuda/cuda_device.h"
+#include "platform/device.h"
+#include "platform/sticky_failure.h"
+
+namespace replayrt::cuda {
+
+// A CUDA event (cudaEventDisableTiming) plus the failure its latest host-side record carried:
+// the recording stream's StickyFailure and the serial of the failure pending at the record
+// (0: none). synchronize() waits for the record and then reports that failure if its stream
+// has not reported it yet (clearing it there); wait() only waits. A device-side wait never takes
+// the carried failure over (as on the simulator: a failure stays on its stream).
+class CudaEvent final : public Event {
+ public:
+  CudaEvent(CudaDevice &device, cudaEvent_t event) : device_(device), event_(event) {}
+  ~CudaEvent() override;
+
+  Status synchronize() override;
+  void wait() override;
+  bool query() const override;
+
+  cudaEvent_t handle() const noexcept { return event_; }
+  CudaDevice &device() const noexcept { return device_; }
+  // The failure a record made now carries; a record inside a capture carries none.
+  void set_carried(std::shared_ptr<StickyFailure> origin, std::uint64_t serial);
+
+ private:
+  CudaDevice &device_;
+  cudaEvent_t event_;
+  mutable std::mutex mutex_;
+  std::shared_ptr<StickyFailure> origin_;  // guarded by mutex_
+  std::uint64_t serial_ = 0;               // guarded by mutex_
+};
+
+// A captured and instantiated CUDA graph. Replay checks its captured addresses first: while the
+// device's free epoch equals the epoch of the graph's last full check, nothing was freed and
+// every address is still live, so the check is one atomic load; otherwise one full check
+// against the allocation table (base and generation, so ABA is caught) refreshes the epoch.
+// cudaGraphLaunch then runs under the graph's mutex (an executable graph is not thread-safe).
+class CudaGraph final : public Graph {
+ public:
+  // A validated_epoch of kNeverValidated forces a full check at the first replay.
+  static constexpr std::uint64_t kNeverValidated = ~std::uint64_t{0};
+
+  CudaGraph(CudaDevice &device, cudaGraphExec_t exec, std::size_t nodes,
+            std::vector<CapturedAddress> addresses, std::uint64_t validated_epoch);
+  ~CudaGraph() override;
+
+  std::size_t operation_count() const override { return nodes_; }
+  std::span<const CapturedAddress> captured_addresses() const override { return addresses_; }
+
+  CudaDevice &device() const noexcept { return device_; }
+  // RRT_ERR_STALE_ADDRESS naming the first address no longer in its allocation.
+  Status check_addresses() const override;
+  Status launch(cudaStream_t stream) const;
+
+ private:
+  CudaDevice &device_;
+  cudaGraphExec_t exec_;
+  std::size_t nodes_;
+  std::vector<CapturedAddress> addresses_;
+  mutable std::atomic<std::uint64_t> validated_epoch_;
+  mutable std::mutex launch_mutex_;
+};
+
+// What the end-of-capture audit saw in a captured graph.
+struct GraphAuditStats {
+  std::uint64_t kernel_nodes = 0;
+  // Kernel nodes without a parameter the audit could read (no parameters, or a layout
+  // cudaFuncGetParamInfo does not know, as for driver-API launches).
+  std::uint64_t unaudited_kernel_nodes = 0;
+  std::uint64_t copy_nodes = 0;
+  std::uint64_t host_nodes = 0;
+};
+
+// Walks `graph` (recursing into child graphs): every tracked device address in kernel
+// parameters (graph_audit.h) and memcpy/memset nodes is appended to `found`. Memory
+// allocation or free nodes and conditional nodes make it RRT_ERR_INVALID_STATE (replayrt
+// graphs neither allocate nor branch). Requires the table lock (CudaDevice::with_table).
+Status audit_cuda_graph(const CudaApi &api, cudaGraph_t graph, const AllocationTable &table,
+                        std::vector<CapturedAddress> *found, GraphAuditStats *stats);
+
+// A CUDA stream (cudaStreamNonBlocking, never the legacy stream), owned or wrapping the
+// caller's.
+//
+// Failures follow the simulator's model (platform/sticky_failure.h): the first failure of the
+// stream's work is pending until it is reported once (synchronize, or an event synchronize of a
+// record that carried it), and while it is pending copies, memsets, native work and replays are
+// skipped. A wait on an event never takes another stream's failure over.
+//
+// Enqueues: device ranges are checked against the allocation table first. Outside a capture a
+// range that is not live becomes the stream's pending failure (the work is skipped and
+// synchronize() reports it). Native work (enqueue_native) runs its enqueue function at once with
+// the cudaStream_t; a nonzero return is RRT_ERR_KERNEL_FAILED, returned and sticky.
+// enqueue_launch (a host DeviceEntry) is RRT_ERR_UNSUPPORTED: CUDA cannot run it.
+//
+// Events: record/wait use cudaEventRecordWithFlags / cudaStreamWaitEvent, with the external
+// flags while capturing, so a graph holds real record and wait nodes and a wait on an event
+// recorded outside the capture is legal.
+//
+// Capture: begin_capture uses cudaStreamCaptureModeThreadLocal and remembers the thread;
+// end_capture must run on that thread (RRT_ERR_INVALID_STATE otherwise, still capturing).
+// While capturing, every device range and referenced address is resolved in the table (the
+// declared addresses); an enqueue refused then, or fail_enqueue(), makes end_capture return
+// RRT_ERR_INVALID_STATE and discard the CUDA graph. end_capture ends the CUDA capture (an
+// invalidated capture is RRT_ERR_INVALID_STATE naming the CUDA error, and the stream is
+// reusable), audits the graph (audit_cuda_graph), instantiates and uploads it; any failure
+// destroys everything it created. The graph's captured addresses are the declared and audited
+// ones, deduplicated.
+//
+// Replay: a CudaGraph of the same device; RRT_ERR_INVALID_STATE while capturing; the address
+// check, then cudaGraphLaunch on this stream.
+//
+// synchronize: cudaStreamSynchronize (a device fault is RRT_ERR_KERNEL_FAILED and poisons the
+// CUDA context), then reports the pending failure. wait_idle waits without reporting; while
+// capturing it waits for the event recorded just before the capture began (a capturing CUDA
+// stream cannot be synchronized), that is for the work queued before the capture.
+// Destruction abandons a capture (destroying the partial graph), waits for queued work and
+// destroys an owned cudaStream_t.
+class CudaStream final : public Stream {
+ public:
+  CudaStream(CudaDevice &device, cudaStream_t stream, bool owned);
+  ~CudaStream() override;
+
+  Status enqueue_copy_host_to_device(void *dst, const void *src, std::size_t bytes) override;
+  Status enqueue_copy_device_to_host(void *dst, const void *src, std::size_t bytes) override;
+  Status enqueue_copy_device_to_device(void *dst, const void *src, std::size_t bytes) override;
+  Status enqueue_memset(void *dst, int value, std::size_t bytes) override;
+  Status enqueue_launch(const LaunchRequest &request) override;
+  Status enqueue_native(const NativeWork &work) override;
+  Status record_event(Event &event) override;
+  Status wait_event(Event &event) override;
+  Status synchronize() override;
+  Status wait_idle() override;
+  Status begin_capture() override;
+  Status end_capture(std::unique_ptr<Graph> *out) override;
+  bool is_capturing() const override;
+  void fail_enqueue(const Status &why) override;
+  Status replay(const Graph &graph) override;
+  void *native_handle() const noexcept override { return stream_; }
+
+ private:
+  struct DeviceRange {
+    const void *address = nullptr;
+    std::size_t bytes = 0;
+    const char *role = "";
+  };
+
+  // OK to enqueue: the ranges (and, while capturing, the referenced addresses) are live; while
+  // capturing they are recorded. A refusal while capturing fails the capture and is returned;
+  // outside a capture it becomes the sticky failure and *skip is set. *skip is also set while
+  // a sticky failure is stored (outside a capture).
+  Status admit(std::span<const DeviceRange> ranges, std::span<const void *const> referenced,
+               bool *skip);
+  Status after_call(cudaError_t error, const char *call);
+  void fail_capture_locked(const Status &why);
+  void abandon_capture() noexcept;
+
+  CudaDevice &device_;
+  const CudaApi &api_;
+  cudaStream_t stream_;
+  const bool owned_;
+
+  mutable std::mutex mutex_;
+  std::atomic<bool> capturing_{false};          // written under mutex_
+  std::thread::id capture_thread_;              // guarded by mutex_
+  Status capture_failure_;                      // guarded by mutex_
+  std::vector<CapturedAddress> declared_;       // guarded by mutex_
+  std::vector<CapturedAddress> audit_scratch_;  // guarded by mutex_
+  // Recorded just before begin_capture; wait_idle waits on it while capturing.
+  cudaEvent_t before_capture_ = nullptr;  // guarded by mutex_; made by the first capture
+  std::shared_ptr<StickyFailure> failure_ = std::make_shared<StickyFailure>();
+};
+
+}  // namespace replayrt::cuda

@@ -1,0 +1,310 @@
+// The CUDA backend's host logic over FakeCuda (no GPU): error mapping, allocation, capture
+// failure paths, the replay check, foreign memory and wrapped streams, with faults injected
+// through the CudaApi table.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "platform/cuda/cuda_device.h"
+#include "platform/cuda/cuda_status.h"
+#include "platform/cuda/cuda_stream.h"
+#include "support/fake_cuda.h"
+
+namespace replayrt::cuda {
+namespace {
+
+TEST(CudaErrorMappingTest, EveryClassOfErrorGetsItsStatus) {
+  EXPECT_EQ(map_cuda_error(cudaSuccess), RRT_OK);
+  EXPECT_EQ(map_cuda_error(cudaErrorMemoryAllocation), RRT_ERR_OUT_OF_MEMORY);
+  EXPECT_EQ(map_cuda_error(cudaErrorInvalidValue), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(map_cuda_error(cudaErrorInvalidDevicePointer), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(map_cuda_error(cudaErrorNoDevice), RRT_ERR_UNSUPPORTED);
+  EXPECT_EQ(map_cuda_error(cudaErrorInsufficientDriver), RRT_ERR_UNSUPPORTED);
+  EXPECT_EQ(map_cuda_error(cudaErrorNoKernelImageForDevice), RRT_ERR_UNSUPPORTED);
+  EXPECT_EQ(map_cuda_error(cudaErrorStreamCaptureInvalidated), RRT_ERR_INVALID_STATE);
+  EXPECT_EQ(map_cuda_error(cudaErrorStreamCaptureImplicit), RRT_ERR_INVALID_STATE);
+  EXPECT_EQ(map_cuda_error(cudaErrorStreamCaptureWrongThread), RRT_ERR_INVALID_STATE);
+  EXPECT_EQ(map_cuda_error(cudaErrorIllegalAddress), RRT_ERR_KERNEL_FAILED);
+  EXPECT_EQ(map_cuda_error(cudaErrorLaunchFailure), RRT_ERR_KERNEL_FAILED);
+  EXPECT_EQ(map_cuda_error(cudaErrorUnknown), RRT_ERR_INTERNAL);
+  EXPECT_TRUE(is_sticky_device_fault(cudaErrorIllegalAddress));
+  EXPECT_FALSE(is_sticky_device_fault(cudaErrorMemoryAllocation));
+}
+
+TEST(CudaErrorMappingTest, TheStatusNamesTheCallAndTheError) {
+  const Status status = cuda_status(real_cuda_api(), cudaErrorMemoryAllocation, "cudaMalloc");
+  EXPECT_EQ(status.code(), RRT_ERR_OUT_OF_MEMORY);
+  EXPECT_NE(status.message().find("cudaMalloc: cudaErrorMemoryAllocation"), std::string::npos)
+      << status.message();
+  EXPECT_TRUE(cuda_status(real_cuda_api(), cudaSuccess, "x").is_ok());
+}
+
+class CudaBackendTest : public ::testing::Test {
+ protected:
+  void create(CudaDeviceOptions options = {}) {
+    const Status status = CudaDevice::create(fake_.api(), 0, options, &device_);
+    ASSERT_TRUE(status.is_ok()) << status.message();
+  }
+  Stream &new_stream() {
+    std::unique_ptr<Stream> stream;
+    EXPECT_TRUE(device_->create_stream(&stream).is_ok());
+    streams_.push_back(std::move(stream));
+    return *streams_.back();
+  }
+  // Declared first, destroyed last.
+  testing::FakeCuda fake_;
+  std::unique_ptr<Device> device_;
+  std::vector<std::unique_ptr<Stream>> streams_;
+};
+
+TEST_F(CudaBackendTest, NoDriverIsUnsupportedNamingTheCudaError) {
+  fake_.device_count_error = cudaErrorInsufficientDriver;
+  const Status status = CudaDevice::create(fake_.api(), 0, {}, &device_);
+  EXPECT_EQ(status.code(), RRT_ERR_UNSUPPORTED);
+  EXPECT_NE(status.message().find("cudaErrorInsufficientDriver"), std::string::npos)
+      << status.message();
+  EXPECT_EQ(device_, nullptr);
+}
+
+TEST_F(CudaBackendTest, NoDeviceIsUnsupportedAndAnIdPastTheCountIsInvalid) {
+  fake_.device_count = 0;
+  EXPECT_EQ(CudaDevice::create(fake_.api(), 0, {}, &device_).code(), RRT_ERR_UNSUPPORTED);
+  fake_.device_count = 1;
+  EXPECT_EQ(CudaDevice::create(fake_.api(), 1, {}, &device_).code(), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(fake_.live_streams, 0);
+}
+
+TEST_F(CudaBackendTest, AllocationsAre1024AlignedAndMadeUnderTheRelaxedCaptureMode) {
+  create();
+  const int exchanges = fake_.relaxed_mode_exchanges;
+  for (std::size_t bytes : {std::size_t{1}, std::size_t{300}, std::size_t{5000}}) {
+    void *ptr = device_->allocate(bytes);
+    ASSERT_NE(ptr, nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(ptr) % 1024, 0U);
+    EXPECT_TRUE(device_->find_allocation(static_cast<char *>(ptr) + bytes - 1).has_value());
+  }
+  EXPECT_EQ(fake_.relaxed_mode_exchanges, exchanges + 6) << "set and restore per allocation";
+}
+
+TEST_F(CudaBackendTest, AFailedCudaMallocPublishesNothing) {
+  create();
+  const MemoryCounters before = device_->memory_counters();
+  fake_.malloc_failures_left = 1;
+  EXPECT_EQ(device_->allocate(4096), nullptr);
+  const MemoryCounters after = device_->memory_counters();
+  EXPECT_EQ(after.allocation_calls, before.allocation_calls);
+  EXPECT_EQ(after.live_bytes, before.live_bytes);
+  EXPECT_EQ(fake_.live_device_blocks(), 0U);
+  EXPECT_NE(device_->allocate(4096), nullptr) << "the next allocation succeeds";
+}
+
+TEST_F(CudaBackendTest, AnInvalidatedCaptureIsInvalidStateLeaksNothingAndTheStreamIsReusable) {
+  create();
+  Stream &stream = new_stream();
+  void *buffer = device_->allocate(256);
+  const int graphs = fake_.live_graphs;
+  ASSERT_TRUE(stream.begin_capture().is_ok());
+  ASSERT_TRUE(stream.enqueue_memset(buffer, 1, 256).is_ok());
+  fake_.end_capture_error = cudaErrorStreamCaptureInvalidated;
+  std::unique_ptr<Graph> graph;
+  const Status ended = stream.end_capture(&graph);
+  EXPECT_EQ(ended.code(), RRT_ERR_INVALID_STATE);
+  EXPECT_NE(ended.message().find("cudaErrorStreamCaptureInvalidated"), std::string::npos)
+      << ended.message();
+  EXPECT_EQ(graph, nullptr);
+  EXPECT_FALSE(stream.is_capturing());
+  EXPECT_EQ(fake_.live_graphs, graphs);
+  EXPECT_EQ(fake_.live_execs, 0);
+
+  fake_.end_capture_error = cudaSuccess;
+  ASSERT_TRUE(stream.begin_capture().is_ok());
+  ASSERT_TRUE(stream.enqueue_memset(buffer, 2, 256).is_ok());
+  ASSERT_TRUE(stream.end_capture(&graph).is_ok());
+  EXPECT_EQ(graph->operation_count(), 1U);
+}
+
+TEST_F(CudaBackendTest, AFailedInstantiateOrUploadLeaksNoGraph) {
+  create();
+  Stream &stream = new_stream();
+  void *buffer = device_->allocate(256);
+  for (const bool instantiate : {true, false}) {
+    fake_.instantiate_error = instantiate ? cudaErrorInvalidValue : cudaSuccess;
+    fake_.upload_error = instantiate ? cudaSuccess : cudaErrorInvalidValue;
+    ASSERT_TRUE(stream.begin_capture().is_ok());
+    ASSERT_TRUE(stream.enqueue_memset(buffer, 1, 256).is_ok());
+    std::unique_ptr<Graph> graph;
+    EXPECT_FALSE(stream.end_capture(&graph).is_ok());
+    EXPECT_EQ(graph, nullptr);
+    EXPECT_EQ(fake_.live_graphs, 0) << (instantiate ? "instantiate" : "upload");
+    EXPECT_EQ(fake_.live_execs, 0) << (instantiate ? "instantiate" : "upload");
+  }
+}
+
+TEST_F(CudaBackendTest, AFailedBeginCaptureLeavesTheStreamNotCapturing) {
+  create();
+  Stream &stream = new_stream();
+  fake_.begin_capture_error = cudaErrorStreamCaptureImplicit;
+  EXPECT_EQ(stream.begin_capture().code(), RRT_ERR_INVALID_STATE);
+  EXPECT_FALSE(stream.is_capturing());
+  fake_.begin_capture_error = cudaSuccess;
+  EXPECT_TRUE(stream.begin_capture().is_ok());
+}
+
+TEST_F(CudaBackendTest, DestroyingACapturingStreamReleasesThePartialGraph) {
+  create();
+  {
+    Stream &stream = new_stream();
+    ASSERT_TRUE(stream.begin_capture().is_ok());
+    EXPECT_EQ(fake_.live_graphs, 1);
+    streams_.clear();
+  }
+  EXPECT_EQ(fake_.live_graphs, 0);
+  EXPECT_EQ(fake_.live_streams, 1) << "only the device's private stream is left";
+}
+
+TEST_F(CudaBackendTest, CudaFreeWaitsUntilNoCaptureIsInProgress) {
+  create({.quarantine_bytes = 0});
+  Stream &stream = new_stream();
+  void *buffer = device_->allocate(256);
+  ASSERT_TRUE(stream.begin_capture().is_ok());
+  const int frees = fake_.free_calls;
+  ASSERT_TRUE(device_->free(buffer).is_ok());
+  EXPECT_EQ(fake_.free_calls, frees) << "cudaFree synchronizes the device: not during a capture";
+  EXPECT_FALSE(device_->find_allocation(buffer).has_value()) << "but the table forgot it at once";
+  std::unique_ptr<Graph> graph;
+  ASSERT_TRUE(stream.end_capture(&graph).is_ok());
+  EXPECT_EQ(fake_.free_calls, frees + 1);
+}
+
+TEST_F(CudaBackendTest, ReplayChecksAddressesOnlyAgainstFreesAndCatchesABA) {
+  fake_.reuse_freed = true;
+  create({.quarantine_bytes = 0});
+  Stream &stream = new_stream();
+  void *captured = device_->allocate(4096);
+  void *unrelated = device_->allocate(8192);
+  ASSERT_TRUE(stream.begin_capture().is_ok());
+  ASSERT_TRUE(stream.enqueue_memset(captured, 7, 4096).is_ok());
+  std::unique_ptr<Graph> graph;
+  ASSERT_TRUE(stream.end_capture(&graph).is_ok());
+  ASSERT_TRUE(stream.replay(*graph).is_ok());
+  ASSERT_TRUE(device_->free(unrelated).is_ok());
+  EXPECT_TRUE(stream.replay(*graph).is_ok()) << "a free elsewhere forces a check that passes";
+  ASSERT_TRUE(device_->free(captured).is_ok());
+  void *again = device_->allocate(4096);
+  ASSERT_EQ(again, captured) << "the fake hands the freed block out again";
+  const int launches = fake_.graph_launches;
+  EXPECT_EQ(stream.replay(*graph).code(), RRT_ERR_STALE_ADDRESS);
+  EXPECT_EQ(fake_.graph_launches, launches) << "a stale replay launches nothing";
+}
+
+TEST_F(CudaBackendTest, TheAuditRecordsAddressesNativeWorkDidNotDeclare) {
+  create({.quarantine_bytes = 0});
+  Stream &stream = new_stream();
+  void *undeclared = device_->allocate(512);
+  struct Context {
+    const cuda::CudaApi *api;
+    void *target;
+  } context{&fake_.api(), undeclared};
+  NativeWork work;
+  work.context = &context;
+  work.enqueue = [](void *native, void *raw) {
+    const auto *c = static_cast<Context *>(raw);
+    return c->api->memset_async(c->target, 0, 512, static_cast<cudaStream_t>(native)) == cudaSuccess
+               ? 0
+               : 1;
+  };
+  ASSERT_TRUE(stream.begin_capture().is_ok());
+  ASSERT_TRUE(stream.enqueue_native(work).is_ok());
+  std::unique_ptr<Graph> graph;
+  ASSERT_TRUE(stream.end_capture(&graph).is_ok());
+  ASSERT_EQ(graph->captured_addresses().size(), 1U);
+  EXPECT_EQ(graph->captured_addresses()[0].address, reinterpret_cast<std::uintptr_t>(undeclared));
+  ASSERT_TRUE(device_->free(undeclared).is_ok());
+  EXPECT_EQ(stream.replay(*graph).code(), RRT_ERR_STALE_ADDRESS);
+}
+
+TEST_F(CudaBackendTest, WhileTheFreeEpochIsUnchangedReplayTrustsItsLastFullCheck) {
+  create();
+  auto &device = static_cast<CudaDevice &>(*device_);
+  void *live = device_->allocate(64);
+  // A graph whose one address was never live: only a full check can see that.
+  const CapturedAddress bogus{0x10, 0x10, 99};
+  CudaGraph trusted(device, nullptr, 0, {bogus}, device.free_epoch());
+  EXPECT_TRUE(trusted.check_addresses().is_ok()) << "no free since the last check: O(1)";
+  CudaGraph never_checked(device, nullptr, 0, {bogus}, CudaGraph::kNeverValidated);
+  EXPECT_EQ(never_checked.check_addresses().code(), RRT_ERR_STALE_ADDRESS);
+  ASSERT_TRUE(device_->free(live).is_ok());
+  EXPECT_EQ(trusted.check_addresses().code(), RRT_ERR_STALE_ADDRESS)
+      << "any free forces a full check";
+}
+
+TEST_F(CudaBackendTest, HostDeviceEntriesAreUnsupportedAndFailTheCapture) {
+  create();
+  Stream &stream = new_stream();
+  ASSERT_TRUE(stream.begin_capture().is_ok());
+  LaunchRequest request;
+  EXPECT_EQ(stream.enqueue_launch(request).code(), RRT_ERR_UNSUPPORTED);
+  std::unique_ptr<Graph> graph;
+  EXPECT_EQ(stream.end_capture(&graph).code(), RRT_ERR_INVALID_STATE);
+}
+
+TEST_F(CudaBackendTest, NativeWorkRunsOnTheStreamHandleAndItsFailureIsSticky) {
+  create();
+  Stream &stream = new_stream();
+  void *seen = nullptr;
+  NativeWork work;
+  work.context = &seen;
+  work.enqueue = [](void *native, void *context) {
+    *static_cast<void **>(context) = native;
+    return 0;
+  };
+  ASSERT_TRUE(stream.enqueue_native(work).is_ok());
+  EXPECT_EQ(seen, stream.native_handle());
+  work.enqueue = [](void *, void *) { return 3; };
+  EXPECT_EQ(stream.enqueue_native(work).code(), RRT_ERR_KERNEL_FAILED);
+  EXPECT_EQ(stream.synchronize().code(), RRT_ERR_KERNEL_FAILED);
+  EXPECT_TRUE(stream.synchronize().is_ok());
+}
+
+TEST_F(CudaBackendTest, ForeignMemoryIsLiveWhileRegisteredAndStaleAfter) {
+  create();
+  Stream &stream = new_stream();
+  void *foreign = nullptr;
+  ASSERT_EQ(fake_.api().malloc(&foreign, 4096), cudaSuccess);
+  float host[4] = {};
+  EXPECT_EQ(device_->register_foreign(host, sizeof host).code(), RRT_ERR_INVALID_ARGUMENT)
+      << "host memory is not device memory";
+  ASSERT_TRUE(device_->register_foreign(foreign, 4096).is_ok());
+  EXPECT_EQ(device_->register_foreign(foreign, 64).code(), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(device_->find_allocation(static_cast<char *>(foreign) + 100).has_value());
+  EXPECT_EQ(device_->free(foreign).code(), RRT_ERR_INVALID_ARGUMENT);
+  ASSERT_TRUE(stream.begin_capture().is_ok());
+  ASSERT_TRUE(stream.enqueue_memset(foreign, 0, 4096).is_ok());
+  std::unique_ptr<Graph> graph;
+  ASSERT_TRUE(stream.end_capture(&graph).is_ok());
+  ASSERT_TRUE(stream.replay(*graph).is_ok());
+  ASSERT_TRUE(device_->unregister_foreign(foreign).is_ok());
+  EXPECT_EQ(stream.replay(*graph).code(), RRT_ERR_STALE_ADDRESS);
+  EXPECT_EQ(device_->unregister_foreign(foreign).code(), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(fake_.api().free(foreign), cudaSuccess);
+}
+
+TEST_F(CudaBackendTest, AWrappedStreamUsesTheCallersHandleAndNeverDestroysIt) {
+  create();
+  cudaStream_t mine = nullptr;
+  ASSERT_EQ(fake_.api().stream_create_with_flags(&mine, cudaStreamNonBlocking), cudaSuccess);
+  const int streams = fake_.live_streams;
+  {
+    std::unique_ptr<Stream> wrapped;
+    ASSERT_TRUE(device_->wrap_native_stream(mine, &wrapped).is_ok());
+    EXPECT_EQ(wrapped->native_handle(), mine);
+    EXPECT_EQ(device_->wrap_native_stream(nullptr, &wrapped).code(), RRT_ERR_INVALID_ARGUMENT);
+  }
+  EXPECT_EQ(fake_.live_streams, streams);
+  EXPECT_EQ(fake_.api().stream_destroy(mine), cudaSuccess);
+}
+
+}  // namespace
+}  // namespace replayrt::cuda
