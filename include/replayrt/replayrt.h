@@ -119,6 +119,17 @@ RRT_API rrt_status_t rrt_last_error(rrt_error_detail_t *out);
 typedef enum rrt_mode { RRT_MODE_PROGRAM = 0, RRT_MODE_KERNEL = 1 } rrt_mode_t;
 typedef enum rrt_platform { RRT_PLATFORM_SIM = 0, RRT_PLATFORM_CUDA = 1 } rrt_platform_t;
 
+/* How a host wait waits for device work to finish. SPIN_THEN_BLOCK (the default) spins for
+   wait_spin_us and then parks the thread until the work completes; SPIN never parks (lowest
+   wake-up latency, one core busy while waiting); YIELD spins with a scheduler yield between
+   checks; BLOCK parks at once (no busy core, a wake-up cost per wait). */
+typedef enum rrt_wait_policy {
+  RRT_WAIT_SPIN_THEN_BLOCK = 0,
+  RRT_WAIT_SPIN = 1,
+  RRT_WAIT_YIELD = 2,
+  RRT_WAIT_BLOCK = 3
+} rrt_wait_policy_t;
+
 typedef struct rrt_context_options {
   uint32_t struct_size;
   rrt_platform_t platform;
@@ -127,6 +138,10 @@ typedef struct rrt_context_options {
   /* Appended (ABI version 1.1): nonzero records per-task device timings in profiling
      collectors (rrt_run_profile, rrt_context_profile). The collectors are a growth point. */
   uint32_t profiling;
+  /* Appended (ABI version 1.2): how host waits for device work (rrt_stream_synchronize,
+     rrt_event_synchronize, rrt_run_wait, rrt_run) wait; see rrt_wait_policy_t. */
+  rrt_wait_policy_t wait_policy;
+  uint32_t wait_spin_us; /* RRT_WAIT_SPIN_THEN_BLOCK: the spin budget in microseconds; 0: 250 */
 } rrt_context_options_t;
 
 typedef struct rrt_capacity_plan { /* bytes; the kernel-mode freeze */
@@ -310,14 +325,29 @@ RRT_API rrt_status_t rrt_kernel_register(rrt_context_t ctx, const char *name, rr
      - return 0, or a nonzero code: the launch then fails with RRT_ERR_KERNEL_FAILED naming
        the callable, task, kernel and code, and enqueues nothing more.
    `args` and its arrays are valid only during the call. */
-typedef int (*rrt_native_launch_fn)(const rrt_kernel_args_t *args, void *native_stream,
-                                    void *user);
+typedef int (*rrt_native_launch_fn)(const rrt_kernel_args_t *args, void *native_stream, void *user);
 /* Registers a native launcher under `name` (rules as rrt_kernel_register). On a context whose
    platform runs native work only (CUDA), rrt_kernel_register returns RRT_ERR_UNSUPPORTED and
    this is the way to add kernels; on the simulator this returns RRT_ERR_UNSUPPORTED. */
 RRT_API rrt_status_t rrt_kernel_register_native(rrt_context_t ctx, const char *name,
                                                 rrt_native_launch_fn fn, void *user,
                                                 int32_t *out_kernel_id);
+/* A kernel that declares its operands (ABI version 1.2): every task that uses it passes
+   exactly num_tensors tensor operands (PARAM, INTERMEDIATE, VIEW) and then num_scalars scalar
+   operands (SCALAR, IMMEDIATE, DEVICE_VALUE), and it writes exactly the tensor operands whose
+   bit is set in `writes` (bit i: tensor operand i); the others it only reads. Exactly one of
+   `fn` (simulator contexts) and `native_fn` (CUDA contexts) is set. */
+#define RRT_KERNEL_MAX_TENSORS 64
+typedef struct rrt_kernel_desc {
+  uint32_t struct_size;
+  const char *name;
+  rrt_kernel_fn fn;
+  rrt_native_launch_fn native_fn;
+  void *user;
+  uint32_t num_tensors; /* 0..RRT_KERNEL_MAX_TENSORS */
+  uint32_t num_scalars;
+  uint64_t writes;
+} rrt_kernel_desc_t;
 /* RRT_ERR_INVALID_ARGUMENT when no kernel has that name. */
 RRT_API rrt_status_t rrt_kernel_lookup(rrt_context_t ctx, const char *name, int32_t *out_kernel_id);
 
@@ -341,9 +371,22 @@ typedef enum rrt_operand_kind {
   RRT_OPERAND_PARAM = 0,        /* index: a tensor parameter */
   RRT_OPERAND_INTERMEDIATE = 1, /* index: an intermediate tensor (in gm_heap) */
   RRT_OPERAND_SCALAR = 2,       /* index: a scalar whose value comes with each run */
-  RRT_OPERAND_IMMEDIATE = 3     /* a scalar fixed in the callable: its value is `index` itself
+  RRT_OPERAND_IMMEDIATE = 3,    /* a scalar fixed in the callable: its value is `index` itself
                                    (zero-extended; a float parameter holds its binary32 bits) */
+  /* Appended (ABI version 1.2; only in a 1.2 callable desc): */
+  RRT_OPERAND_VIEW = 4,        /* index: a view (rrt_callable_desc_t.views); a tensor operand */
+  RRT_OPERAND_DEVICE_VALUE = 5 /* index: a device value (rrt_callable_desc_t.device_values); a
+                                  scalar operand read from device memory when the task runs */
 } rrt_operand_kind_t;
+
+/* Where runs pass a parameter. ANY: either space, and capacity plans reserve staging for it as
+   if it were HOST (the ABI 1.1 behaviour). HOST or DEVICE: a run passing the other space is
+   RRT_ERR_INVALID_ARGUMENT, and plans reserve staging for HOST parameters only. */
+typedef enum rrt_param_space {
+  RRT_PARAM_SPACE_ANY = 0,
+  RRT_PARAM_SPACE_HOST = 1,
+  RRT_PARAM_SPACE_DEVICE = 2
+} rrt_param_space_t;
 
 #define RRT_MAX_DIMS 8
 typedef struct rrt_tensor_desc {
@@ -351,12 +394,40 @@ typedef struct rrt_tensor_desc {
   uint32_t ndim;
   uint64_t shape[RRT_MAX_DIMS];
   rrt_direction_t direction; /* params only */
+  /* Appended (ABI version 1.2): params only, read only from a 1.2 callable desc (else ANY). */
+  rrt_param_space_t space;
 } rrt_tensor_desc_t;
 
 typedef struct rrt_operand {
   rrt_operand_kind_t kind;
   uint32_t index;
 } rrt_operand_t;
+/* A scalar read from device memory when the task runs: element `element` of a PARAM or
+   INTERMEDIATE tensor whose dtype is I32 (sign-extended to 64 bits), I64, or F32 (its
+   binary32 bits, as a float scalar). */
+typedef struct rrt_device_value_desc {
+  rrt_operand_kind_t source_kind; /* RRT_OPERAND_PARAM or RRT_OPERAND_INTERMEDIATE */
+  uint32_t source_index;
+  uint64_t element;
+} rrt_device_value_desc_t;
+
+/* A tensor operand over part of a PARAM or INTERMEDIATE tensor (its base): the view's own
+   shape, the base's dtype, starting `offset` elements into the base, plus, when offset_value
+   is not -1, offset_stride times the device value offset_value read when the task runs.
+   Prepare checks offset + offset_value_max * offset_stride + elements(shape) <=
+   elements(base); at run time a device value below 0 or above offset_value_max fails the task
+   (RRT_ERR_KERNEL_FAILED). For dependencies a view accesses its whole base. */
+typedef struct rrt_view_desc {
+  rrt_operand_kind_t base_kind; /* RRT_OPERAND_PARAM or RRT_OPERAND_INTERMEDIATE */
+  uint32_t base_index;
+  uint32_t ndim;
+  uint64_t shape[RRT_MAX_DIMS];
+  uint64_t offset;        /* elements */
+  int32_t offset_value;   /* -1: fixed offset; else an index into device_values */
+  uint64_t offset_stride; /* elements per unit of the device value */
+  uint64_t offset_value_max;
+} rrt_view_desc_t;
+
 typedef struct rrt_task_desc {
   int32_t kernel_id;
   uint32_t num_operands;
@@ -373,6 +444,12 @@ typedef struct rrt_callable_desc {
   uint32_t num_scalars;                   /* values come per run */
   uint32_t num_tasks;
   const rrt_task_desc_t *tasks; /* order = program order */
+  /* Appended (ABI version 1.2). A desc whose struct_size covers these fields is a 1.2 desc:
+     they and the params' `space` fields are read; a smaller one is read as ABI 1.1. */
+  uint32_t num_views;
+  const rrt_view_desc_t *views;
+  uint32_t num_device_values;
+  const rrt_device_value_desc_t *device_values;
 } rrt_callable_desc_t;
 
 /* Grows *plan (element-wise max) so that it can run `desc`. No context needed. The plan fits

@@ -76,6 +76,10 @@ Status build_task_graph_image(const Callable &callable, const ImageBinding &bind
         record.kind = static_cast<std::uint32_t>(ImageOperandKind::kImmediate);
         record.value = ref.index;
         break;
+      case RRT_OPERAND_VIEW:
+      case RRT_OPERAND_DEVICE_VALUE:
+        return Status::error(RRT_ERR_INTERNAL,
+                             "task-graph image: the operand kind has no image record");
     }
     store(out, layout.operands + o * sizeof(OperandRecord), record);
   }

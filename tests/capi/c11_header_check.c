@@ -26,8 +26,8 @@ static int run_scale(rrt_context_t ctx) {
   if (!check(rrt_kernel_lookup(ctx, "scale", &scale), "rrt_kernel_lookup")) {
     return 0;
   }
-  rrt_tensor_desc_t params[2] = {{RRT_DTYPE_F32, 1, {kElements}, RRT_DIR_IN},
-                                 {RRT_DTYPE_F32, 1, {kElements}, RRT_DIR_OUT}};
+  rrt_tensor_desc_t params[2] = {{RRT_DTYPE_F32, 1, {kElements}, RRT_DIR_IN, RRT_PARAM_SPACE_ANY},
+                                 {RRT_DTYPE_F32, 1, {kElements}, RRT_DIR_OUT, RRT_PARAM_SPACE_ANY}};
   const rrt_operand_t operands[3] = {{RRT_OPERAND_PARAM, 0},
                                      {RRT_OPERAND_PARAM, 1},
                                      {RRT_OPERAND_IMMEDIATE, (uint32_t)rrt_scalar_from_f32(2.0f)}};
