@@ -56,34 +56,34 @@ void fill_uniform(std::vector<float> &weights, std::uint64_t first, std::uint64_
   }
 }
 
-void rmsnorm(float *out, const float *in, const float *weight, std::uint32_t size) {
+void rmsnorm(float *out, const float *in, const float *weight, std::size_t size) {
   double sum = 0.0;
-  for (std::uint32_t i = 0; i < size; ++i) {
+  for (std::size_t i = 0; i < size; ++i) {
     sum += static_cast<double>(in[i]) * in[i];
   }
-  const auto inverse =
-      static_cast<float>(1.0 / std::sqrt(sum / size + static_cast<double>(kRmsEpsilon)));
-  for (std::uint32_t i = 0; i < size; ++i) {
+  const auto inverse = static_cast<float>(
+      1.0 / std::sqrt(sum / static_cast<double>(size) + static_cast<double>(kRmsEpsilon)));
+  for (std::size_t i = 0; i < size; ++i) {
     out[i] = in[i] * inverse * weight[i];
   }
 }
 
 // out[out_size] = w[out_size, in_size] · in
-void linear(float *out, const float *in, const float *w, std::uint32_t in_size,
-            std::uint32_t out_size) {
-  for (std::uint32_t o = 0; o < out_size; ++o) {
+void linear(float *out, const float *in, const float *w, std::size_t in_size,
+            std::size_t out_size) {
+  for (std::size_t o = 0; o < out_size; ++o) {
     float sum = 0.0F;
-    const float *row = w + static_cast<std::uint64_t>(o) * in_size;
-    for (std::uint32_t i = 0; i < in_size; ++i) {
+    const float *row = w + o * in_size;
+    for (std::size_t i = 0; i < in_size; ++i) {
       sum += row[i] * in[i];
     }
     out[o] = sum;
   }
 }
 
-void rope(float *x, std::uint32_t heads, std::uint32_t head_dim, std::uint32_t pos) {
-  for (std::uint32_t h = 0; h < heads; ++h) {
-    for (std::uint32_t i = 0; i < head_dim / 2; ++i) {
+void rope(float *x, std::size_t heads, std::size_t head_dim, std::uint32_t pos) {
+  for (std::size_t h = 0; h < heads; ++h) {
+    for (std::size_t i = 0; i < head_dim / 2; ++i) {
       const float frequency =
           std::pow(kRopeTheta, -2.0F * static_cast<float>(i) / static_cast<float>(head_dim));
       const float angle = static_cast<float>(pos) * frequency;
@@ -174,74 +174,67 @@ ReferenceDecoder::ReferenceDecoder(const Model &model)
 std::vector<float> ReferenceDecoder::step(std::uint32_t token, std::uint32_t pos) {
   const Config &c = model_.config;
   const float *w = model_.weights.data();
-  const std::uint32_t dim = c.dim;
-  const std::uint32_t kv_dim = c.kv_dim();
-  const std::uint32_t head_dim = c.head_dim();
-  std::vector<float> x(w + layout_.embedding + static_cast<std::uint64_t>(token) * dim,
-                       w + layout_.embedding + static_cast<std::uint64_t>(token + 1) * dim);
+  const std::size_t dim = c.dim;
+  const std::size_t kv_dim = c.kv_dim();
+  const std::size_t head_dim = c.head_dim();
+  const std::size_t seq_len = c.seq_len;
+  std::vector<float> x(w + layout_.embedding + token * dim,
+                       w + layout_.embedding + (token + std::size_t{1}) * dim);
   std::vector<float> xb(dim), q(dim), attended(dim), projected(dim);
-  std::vector<float> h1(c.hidden_dim), h3(c.hidden_dim), scores(c.seq_len);
-  for (std::uint32_t l = 0; l < c.n_layers; ++l) {
-    const std::uint64_t cache_row = (static_cast<std::uint64_t>(l) * c.seq_len + pos) * kv_dim;
+  std::vector<float> h1(c.hidden_dim), h3(c.hidden_dim), scores(seq_len);
+  for (std::size_t l = 0; l < c.n_layers; ++l) {
+    const std::uint64_t cache_row = (l * seq_len + pos) * kv_dim;
     float *k = key_cache_.data() + cache_row;
     float *v = value_cache_.data() + cache_row;
     rmsnorm(xb.data(), x.data(), w + layout_.rms_att + l * dim, dim);
-    linear(q.data(), xb.data(), w + layout_.wq + static_cast<std::uint64_t>(l) * dim * dim, dim,
-           dim);
-    linear(k, xb.data(), w + layout_.wk + static_cast<std::uint64_t>(l) * kv_dim * dim, dim,
-           kv_dim);
-    linear(v, xb.data(), w + layout_.wv + static_cast<std::uint64_t>(l) * kv_dim * dim, dim,
-           kv_dim);
+    linear(q.data(), xb.data(), w + layout_.wq + l * dim * dim, dim, dim);
+    linear(k, xb.data(), w + layout_.wk + l * kv_dim * dim, dim, kv_dim);
+    linear(v, xb.data(), w + layout_.wv + l * kv_dim * dim, dim, kv_dim);
     rope(q.data(), c.n_heads, head_dim, pos);
     rope(k, c.n_kv_heads, head_dim, pos);
-    const std::uint32_t group = c.n_heads / c.n_kv_heads;
-    for (std::uint32_t h = 0; h < c.n_heads; ++h) {
+    const std::size_t group = c.n_heads / c.n_kv_heads;
+    for (std::size_t h = 0; h < c.n_heads; ++h) {
       const float *qh = q.data() + h * head_dim;
-      const std::uint32_t kv_head = h / group;
+      const std::size_t kv_head = h / group;
       const float scale = 1.0F / std::sqrt(static_cast<float>(head_dim));
       float max_score = -INFINITY;
-      for (std::uint32_t t = 0; t <= pos; ++t) {
-        const float *kt = key_cache_.data() +
-                          (static_cast<std::uint64_t>(l) * c.seq_len + t) * kv_dim +
-                          kv_head * head_dim;
+      for (std::size_t t = 0; t <= pos; ++t) {
+        const float *kt = key_cache_.data() + (l * seq_len + t) * kv_dim + kv_head * head_dim;
         float dot = 0.0F;
-        for (std::uint32_t i = 0; i < head_dim; ++i) {
+        for (std::size_t i = 0; i < head_dim; ++i) {
           dot += qh[i] * kt[i];
         }
         scores[t] = dot * scale;
         max_score = std::max(max_score, scores[t]);
       }
       float sum = 0.0F;
-      for (std::uint32_t t = 0; t <= pos; ++t) {
+      for (std::size_t t = 0; t <= pos; ++t) {
         scores[t] = std::exp(scores[t] - max_score);
         sum += scores[t];
       }
       float *out = attended.data() + h * head_dim;
       std::fill(out, out + head_dim, 0.0F);
-      for (std::uint32_t t = 0; t <= pos; ++t) {
-        const float *vt = value_cache_.data() +
-                          (static_cast<std::uint64_t>(l) * c.seq_len + t) * kv_dim +
-                          kv_head * head_dim;
+      for (std::size_t t = 0; t <= pos; ++t) {
+        const float *vt = value_cache_.data() + (l * seq_len + t) * kv_dim + kv_head * head_dim;
         const float weight = scores[t] / sum;
-        for (std::uint32_t i = 0; i < head_dim; ++i) {
+        for (std::size_t i = 0; i < head_dim; ++i) {
           out[i] += weight * vt[i];
         }
       }
     }
-    linear(projected.data(), attended.data(),
-           w + layout_.wo + static_cast<std::uint64_t>(l) * dim * dim, dim, dim);
-    for (std::uint32_t i = 0; i < dim; ++i) {
+    linear(projected.data(), attended.data(), w + layout_.wo + l * dim * dim, dim, dim);
+    for (std::size_t i = 0; i < dim; ++i) {
       x[i] += projected[i];
     }
     rmsnorm(xb.data(), x.data(), w + layout_.rms_ffn + l * dim, dim);
-    const std::uint64_t ffn = static_cast<std::uint64_t>(l) * c.hidden_dim * dim;
+    const std::uint64_t ffn = l * c.hidden_dim * dim;
     linear(h1.data(), xb.data(), w + layout_.w1 + ffn, dim, c.hidden_dim);
     linear(h3.data(), xb.data(), w + layout_.w3 + ffn, dim, c.hidden_dim);
-    for (std::uint32_t i = 0; i < c.hidden_dim; ++i) {
+    for (std::size_t i = 0; i < c.hidden_dim; ++i) {
       h1[i] = h1[i] / (1.0F + std::exp(-h1[i])) * h3[i];
     }
     linear(projected.data(), h1.data(), w + layout_.w2 + ffn, c.hidden_dim, dim);
-    for (std::uint32_t i = 0; i < dim; ++i) {
+    for (std::size_t i = 0; i < dim; ++i) {
       x[i] += projected[i];
     }
   }

@@ -48,7 +48,7 @@ struct Model {
   bool shared_classifier = true;  // the classifier is the embedding table
   std::vector<float> weights;     // laid out as layout()
 
-  WeightLayout layout() const { return WeightLayout(config, shared_classifier); }
+  WeightLayout layout() const { return {config, shared_classifier}; }
 };
 
 // Weights drawn uniformly from [-scale, scale] by a fixed linear congruential sequence (norm
