@@ -331,6 +331,33 @@ TEST_P(DeviceConformanceTest, AFailureStaysOnItsStreamAndIsReportedOnce) {
   EXPECT_EQ(read(buffer, 64), filled(64, 0x33));
 }
 
+TEST_P(DeviceConformanceTest, WaitIdleWaitsAndReportsNothingAlsoWhileCapturing) {
+  Stream &stream = new_stream();
+  std::byte *buffer = allocate(64);
+  ASSERT_TRUE(stream.enqueue_memset(buffer, 0x5A, 64).is_ok());
+  ASSERT_TRUE(stream.begin_capture().is_ok());
+  EXPECT_TRUE(stream.wait_idle().is_ok());
+  EXPECT_EQ(read(buffer, 64), filled(64, 0x5A)) << "work queued before the capture has run";
+  EXPECT_TRUE(stream.is_capturing());
+  ASSERT_TRUE(stream.enqueue_memset(buffer, 0x11, 64).is_ok());
+  (void)end_capture(stream);
+
+  stream.fail_enqueue(Status::error(RRT_ERR_KERNEL_FAILED, "pending"));
+  EXPECT_TRUE(stream.wait_idle().is_ok());
+  EXPECT_EQ(stream.synchronize().code(), RRT_ERR_KERNEL_FAILED) << "wait_idle left it pending";
+}
+
+TEST_P(DeviceConformanceTest, AnEventWaitReportsNothingAndLeavesTheFailureToSynchronize) {
+  Stream &stream = new_stream();
+  const std::unique_ptr<Event> event = new_event();
+  stream.fail_enqueue(Status::error(RRT_ERR_KERNEL_FAILED, "pending"));
+  ASSERT_TRUE(stream.record_event(*event).is_ok());
+  event->wait();
+  EXPECT_TRUE(event->query());
+  EXPECT_EQ(event->synchronize().code(), RRT_ERR_KERNEL_FAILED);
+  EXPECT_TRUE(stream.synchronize().is_ok()) << "the event's synchronize reported it";
+}
+
 TEST_P(DeviceConformanceTest, CaptureRecordsAndReplayRunsTheRecordedWork) {
   Stream &stream = new_stream();
   std::byte *a = allocate(256);
