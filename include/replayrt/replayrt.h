@@ -155,11 +155,15 @@ typedef struct rrt_capacity_plan { /* bytes; the kernel-mode freeze */
 
 typedef struct rrt_kernel_config {
   uint32_t struct_size;
-  uint64_t context_generation; /* nonzero, process-unique */
+  /* Process-unique: kernel init refuses (RRT_ERR_INVALID_ARGUMENT) a value another kernel init
+     in this process already claimed. 0: the runtime picks one no context has claimed (the
+     largest free value; a later explicit request for it is refused as a duplicate). */
+  uint64_t context_generation;
   rrt_capacity_plan_t capacity;
   /* Appended (ABI version 1.1): with profiling on, the collector shape (task records per
-     launch), committed at init and frozen; a callable with more tasks is refused. 0: the first
-     prepared callable's task count becomes the shape. */
+     launch), committed at init and frozen; a callable with more tasks is refused (the detail
+     names profiling_task_capacity). 0: the first prepared callable's task count becomes the
+     shape. rrt_kernel_config_fit sizes it for a set of callables. */
   uint32_t profiling_task_capacity;
 } rrt_kernel_config_t;
 
@@ -454,7 +458,9 @@ typedef struct rrt_callable_desc {
 
 /* Grows *plan (element-wise max) so that it can run `desc`. No context needed. The plan fits
    one callable; a kernel context that prepares several needs their runtime images and graph
-   definitions side by side: see rrt_capacity_plan_fit_all. */
+   definitions side by side: see rrt_capacity_plan_fit_all. Retained and host staging are
+   sized for the params a run may pass as HOST tensors (space HOST or ANY; every param of a
+   1.1 desc is ANY); a DEVICE param needs no staging. */
 RRT_API rrt_status_t rrt_capacity_plan_fit(const rrt_callable_desc_t *desc,
                                            rrt_capacity_plan_t *plan);
 /* Grows *plan so that a kernel-mode context can prepare all `count` callables side by side and
@@ -462,6 +468,15 @@ RRT_API rrt_status_t rrt_capacity_plan_fit(const rrt_callable_desc_t *desc,
    the maximum. Pass every callable the context will prepare in one call. */
 RRT_API rrt_status_t rrt_capacity_plan_fit_all(const rrt_callable_desc_t *const *descs,
                                                uint32_t count, rrt_capacity_plan_t *plan);
+/* Grows *config so that a kernel-mode context initialized with it can prepare all `count`
+   callables side by side and run and profile any of them: config->capacity as
+   rrt_capacity_plan_fit_all grows it, and config->profiling_task_capacity (when struct_size
+   covers it) raised to the largest task count among them. Other fields are not touched (set
+   context_generation before or after). No context needed. RRT_ERR_INVALID_ARGUMENT for a NULL
+   or too small config, a NULL descs with count > 0, or an invalid desc (detail names
+   descs[i]); *config is then unchanged. */
+RRT_API rrt_status_t rrt_kernel_config_fit(const rrt_callable_desc_t *const *descs,
+                                           uint32_t count, rrt_kernel_config_t *config);
 /* Validates and stages the callable; the runtime mints the id (never reused before
    finalize). In kernel mode the callable's runtime image (or graph definition) is uploaded
    once, here, into the frozen capacity; a callable that does not fit is refused

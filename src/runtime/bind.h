@@ -41,7 +41,7 @@ struct Footprint {
   std::uint64_t gm_sm = 0;             // device-build: the scheduler state
   std::uint64_t runtime_pool = 0;      // device-build: the image; host-build: seed and state
   std::uint64_t graph_definition = 0;  // host-build: the definition
-  std::uint64_t staging_all_host = 0;  // staging when every parameter is a HOST tensor
+  std::uint64_t staging_all_host = 0;  // staging when every HOST and ANY parameter is HOST
   StagingKind staging = StagingKind::kRetained;
 };
 

@@ -13,19 +13,30 @@ namespace replayrt {
 namespace {
 
 // Kernel-mode context generations are process-unique: a generation is never accepted twice.
+// A request for 0 gets the largest generation no context has claimed, so runtime-picked
+// generations stay clear of the small ones callers usually choose.
 std::mutex g_generation_mutex;
 std::set<std::uint64_t> &claimed_generations() {
   static std::set<std::uint64_t> claimed;
   return claimed;
 }
 
-Status claim_context_generation(std::uint64_t generation) {
+Status claim_context_generation(std::uint64_t requested, std::uint64_t *claimed) {
   const std::lock_guard<std::mutex> lock(g_generation_mutex);
-  if (!claimed_generations().insert(generation).second) {
+  std::set<std::uint64_t> &taken = claimed_generations();
+  std::uint64_t generation = requested;
+  if (generation == 0) {
+    generation = UINT64_MAX;
+    for (auto it = taken.rbegin(); it != taken.rend() && *it == generation; ++it) {
+      --generation;
+    }
+  }
+  if (!taken.insert(generation).second) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT,
                          format("context generation %llu was already used in this process",
                                 static_cast<unsigned long long>(generation)));
   }
+  *claimed = generation;
   return Status::ok();
 }
 
@@ -117,7 +128,8 @@ Status Engine::kernel_init(const rrt_capacity_plan_t &plan, std::uint64_t contex
                          "kernel init accepts only a context that was never initialized; this "
                          "one was already initialized");
   }
-  RRT_RETURN_IF_ERROR(claim_context_generation(context_generation));
+  std::uint64_t generation = 0;
+  RRT_RETURN_IF_ERROR(claim_context_generation(context_generation, &generation));
   // Nothing is published before the latch, so a failed commit leaves the engine as created.
   Status committed = context_.commit_capacity_plan(plan, profile_tasks);
   if (committed.is_ok()) {
@@ -125,7 +137,7 @@ Status Engine::kernel_init(const rrt_capacity_plan_t &plan, std::uint64_t contex
   }
   if (!committed.is_ok()) {
     context_.release_all();
-    unclaim_context_generation(context_generation);
+    unclaim_context_generation(generation);
     return std::move(committed).with_context("kernel init could not commit the capacity plan");
   }
   lifecycle_.store(Lifecycle::kReady, std::memory_order_release);

@@ -96,8 +96,10 @@ class Engine {
   Engine &operator=(Engine &&) = delete;
 
   Status program_init();
-  // `context_generation` is nonzero. With profiling on, `profile_tasks` (> 0) fixes the
-  // collector shape now; 0 leaves the first allocation to the first prepared callable.
+  // `context_generation` 0 claims a process-unique one the runtime picks; any other value is
+  // claimed as given (RRT_ERR_INVALID_ARGUMENT if already claimed). With profiling on,
+  // `profile_tasks` (> 0) fixes the collector shape now; 0 leaves the first allocation to the
+  // first prepared callable.
   Status kernel_init(const rrt_capacity_plan_t &plan, std::uint64_t context_generation,
                      std::uint32_t profile_tasks);
   // Waits for the engine's own streams, abandons prepared runs, drops every callable and
