@@ -13,8 +13,8 @@ Status name_task_capacity(Status refused, std::uint32_t tasks, std::uint32_t sha
     return refused;
   }
   return std::move(refused).with_context(
-      format("%u tasks exceed the profiling collectors' shape of %u (profiling_task_capacity; "
-             "size it with rrt_kernel_config_fit)",
+      format("%u task records exceed the %u of profiling_task_capacity (one launch's tasks, or "
+             "those of every launch one capture holds)",
              tasks, shape));
 }
 }  // namespace

@@ -31,7 +31,8 @@ struct BindRequest {
   std::int32_t callable_id = -1;
   std::uint64_t generation = 0;
   RunArgsView args;
-  ResidentPlacement resident;  // kernel mode only
+  ResidentPlacement resident;        // kernel mode only
+  std::uint32_t profile_offset = 0;  // kernel mode: SlotRequest::profile_offset
 };
 
 // What a strategy occupies for one callable, declared once. Plan fit, kernel-mode placement

@@ -426,9 +426,131 @@ TEST(KernelConfigFitTest, TheTaskCapacityRefusalNamesTheSetting) {
   EXPECT_EQ(detail.growth_point, RRT_GROWTH_DFX_COLLECTORS);
   EXPECT_NE(std::string(detail.message).find("profiling_task_capacity"), std::string::npos)
       << detail.message;
-  EXPECT_NE(std::string(detail.message).find("3 tasks"), std::string::npos) << detail.message;
+  EXPECT_NE(std::string(detail.message).find("3 task records"), std::string::npos) << detail.message;
   EXPECT_EQ(stats_of(ctx).device_alloc_calls, before.device_alloc_calls);
   ASSERT_EQ(rrt_context_destroy(ctx), RRT_OK);
+}
+
+// A kernel-mode context with profiling whose collectors hold `task_capacity` records, with a
+// 2-task and a 3-task callable prepared.
+struct ProfiledRig {
+  explicit ProfiledRig(std::uint32_t task_capacity) : ctx(make_context(true)) {
+    const rrt_callable_desc_t *descs[2] = {two.desc(), three.desc()};
+    rrt_kernel_config_t config = kernel_config({});
+    EXPECT_EQ(rrt_kernel_config_fit(descs, 2, &config), RRT_OK) << last_message();
+    config.profiling_task_capacity = task_capacity;
+    EXPECT_EQ(rrt_kernel_init(ctx, &config), RRT_OK) << last_message();
+    EXPECT_EQ(rrt_callable_prepare(ctx, two.desc(), &two_id), RRT_OK) << last_message();
+    EXPECT_EQ(rrt_callable_prepare(ctx, three.desc(), &three_id), RRT_OK) << last_message();
+    EXPECT_EQ(rrt_stream_create(ctx, &stream), RRT_OK);
+  }
+  ~ProfiledRig() {
+    EXPECT_EQ(rrt_stream_destroy(stream), RRT_OK);
+    EXPECT_EQ(rrt_context_destroy(ctx), RRT_OK);
+  }
+  ProfiledRig(const ProfiledRig &) = delete;
+  ProfiledRig &operator=(const ProfiledRig &) = delete;
+
+  std::vector<rrt_task_timing_t> profile() const {
+    std::vector<rrt_task_timing_t> timings(16);
+    std::uint32_t count = 0;
+    EXPECT_EQ(rrt_context_profile(ctx, timings.data(), 16, &count), RRT_OK) << last_message();
+    timings.resize(count);
+    return timings;
+  }
+
+  CopyCallable two{RRT_PARAM_SPACE_ANY, RRT_PARAM_SPACE_ANY, RRT_BIND_DEVICE_BUILD, 1};
+  CopyCallable three{RRT_PARAM_SPACE_ANY, RRT_PARAM_SPACE_ANY, RRT_BIND_HOST_BUILD, 2};
+  rrt_context_t ctx = nullptr;
+  rrt_stream_t stream = nullptr;
+  std::int32_t two_id = -1;
+  std::int32_t three_id = -1;
+  std::vector<float> input = std::vector<float>(kN, 1.0F);
+  std::vector<float> first = std::vector<float>(kN, 0.0F);
+  std::vector<float> second = std::vector<float>(kN, 0.0F);
+  rrt_tensor_arg_t first_tensors[2] = {{input.data(), kBytes, RRT_SPACE_HOST},
+                                       {first.data(), kBytes, RRT_SPACE_HOST}};
+  rrt_tensor_arg_t second_tensors[2] = {{input.data(), kBytes, RRT_SPACE_HOST},
+                                        {second.data(), kBytes, RRT_SPACE_HOST}};
+};
+
+TEST(MultiLaunchProfileTest, AReplayOfSeveralLaunchesReportsEveryLaunchsTasksInLaunchOrder) {
+  ProfiledRig rig(5);
+  const rrt_run_args_t first_args = run_args(rig.first_tensors);
+  const rrt_run_args_t second_args = run_args(rig.second_tensors);
+  ASSERT_EQ(rrt_stream_begin_capture(rig.stream), RRT_OK);
+  ASSERT_EQ(rrt_kernel_launch(rig.ctx, rig.two_id, &first_args, rig.stream), RRT_OK)
+      << last_message();
+  ASSERT_EQ(rrt_kernel_launch(rig.ctx, rig.three_id, &second_args, rig.stream), RRT_OK)
+      << last_message();
+  rrt_graph_t graph = nullptr;
+  ASSERT_EQ(rrt_stream_end_capture(rig.stream, &graph), RRT_OK);
+  const rrt_stats_t before = stats_of(rig.ctx);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(rrt_graph_replay(graph, rig.stream), RRT_OK);
+  }
+  ASSERT_EQ(rrt_stream_synchronize(rig.stream), RRT_OK);
+  EXPECT_FLOAT_EQ(rig.first[0], 2.0F);
+  EXPECT_FLOAT_EQ(rig.second[0], 3.0F);
+  const std::vector<rrt_task_timing_t> timings = rig.profile();
+  ASSERT_EQ(timings.size(), 5u);
+  const std::uint32_t expected_tasks[5] = {0, 1, 0, 1, 2};
+  for (std::size_t i = 0; i < timings.size(); ++i) {
+    EXPECT_EQ(timings[i].task, expected_tasks[i]) << i;
+    EXPECT_GT(timings[i].start_ns, 0u) << i;
+    EXPECT_LE(timings[i].start_ns, timings[i].end_ns) << i;
+  }
+  // The second launch runs after the first on the stream.
+  EXPECT_LE(timings[1].end_ns, timings[2].start_ns);
+  const rrt_stats_t after = stats_of(rig.ctx);
+  EXPECT_EQ(after.device_alloc_calls, before.device_alloc_calls);
+  EXPECT_EQ(after.regions[RRT_GROWTH_DFX_COLLECTORS].base_changes, 0u);
+
+  // A launch on its own afterwards reports its own tasks only.
+  ASSERT_EQ(rrt_kernel_launch(rig.ctx, rig.three_id, &second_args, rig.stream), RRT_OK);
+  ASSERT_EQ(rrt_stream_synchronize(rig.stream), RRT_OK);
+  EXPECT_EQ(rig.profile().size(), 3u);
+  ASSERT_EQ(rrt_graph_replay(graph, rig.stream), RRT_OK);
+  EXPECT_EQ(rig.profile().size(), 5u);
+  ASSERT_EQ(rrt_graph_destroy(graph), RRT_OK);
+}
+
+TEST(MultiLaunchProfileTest, ACaptureWhoseLaunchesExceedTheTaskCapacityIsRefusedAtTheLaunch) {
+  ProfiledRig rig(4);
+  const rrt_run_args_t first_args = run_args(rig.first_tensors);
+  const rrt_run_args_t second_args = run_args(rig.second_tensors);
+  ASSERT_EQ(rrt_stream_begin_capture(rig.stream), RRT_OK);
+  ASSERT_EQ(rrt_kernel_launch(rig.ctx, rig.two_id, &first_args, rig.stream), RRT_OK)
+      << last_message();
+  const rrt_stats_t before = stats_of(rig.ctx);
+  EXPECT_EQ(rrt_kernel_launch(rig.ctx, rig.three_id, &second_args, rig.stream), RRT_ERR_INTERNAL);
+  rrt_error_detail_t detail{};
+  ASSERT_EQ(rrt_last_error(&detail), RRT_ERR_INTERNAL);
+  EXPECT_EQ(detail.growth_point, RRT_GROWTH_DFX_COLLECTORS);
+  EXPECT_NE(std::string(detail.message).find("profiling_task_capacity"), std::string::npos)
+      << detail.message;
+  const rrt_stats_t after = stats_of(rig.ctx);
+  EXPECT_EQ(after.launches, before.launches);
+  EXPECT_EQ(after.device_alloc_calls, before.device_alloc_calls);
+  EXPECT_EQ(after.regions[RRT_GROWTH_DFX_COLLECTORS].base_changes, 0u);
+  // The refused launch is not in the graph: a replay writes the first launch's records.
+  rrt_graph_t graph = nullptr;
+  ASSERT_EQ(rrt_stream_end_capture(rig.stream, &graph), RRT_OK);
+  ASSERT_EQ(rrt_graph_replay(graph, rig.stream), RRT_OK);
+  ASSERT_EQ(rrt_stream_synchronize(rig.stream), RRT_OK);
+  EXPECT_FLOAT_EQ(rig.first[0], 2.0F);
+  EXPECT_FLOAT_EQ(rig.second[0], 0.0F);
+  EXPECT_EQ(rig.profile().size(), 2u);
+  ASSERT_EQ(rrt_graph_destroy(graph), RRT_OK);
+
+  // A fresh capture starts from the first record again.
+  ASSERT_EQ(rrt_stream_begin_capture(rig.stream), RRT_OK);
+  ASSERT_EQ(rrt_kernel_launch(rig.ctx, rig.three_id, &second_args, rig.stream), RRT_OK)
+      << last_message();
+  ASSERT_EQ(rrt_stream_end_capture(rig.stream, &graph), RRT_OK);
+  ASSERT_EQ(rrt_graph_replay(graph, rig.stream), RRT_OK);
+  EXPECT_EQ(rig.profile().size(), 3u);
+  ASSERT_EQ(rrt_graph_destroy(graph), RRT_OK);
 }
 
 }  // namespace
