@@ -399,7 +399,9 @@ TEST(KernelConfigFitTest, InvalidArgumentsLeaveTheConfigUnchanged) {
   small.struct_size = 4;
   EXPECT_EQ(rrt_kernel_config_fit(descs, 1, &small), RRT_ERR_INVALID_ARGUMENT);
   const rrt_kernel_config_t untouched = kernel_config({});
-  EXPECT_EQ(std::memcmp(&config, &untouched, sizeof config), 0);
+  EXPECT_EQ(std::memcmp(&config.capacity, &untouched.capacity, sizeof config.capacity), 0);
+  EXPECT_EQ(config.profiling_task_capacity, untouched.profiling_task_capacity);
+  EXPECT_EQ(config.context_generation, untouched.context_generation);
   // A 1.1 config (no profiling_task_capacity) gets its capacity grown only.
   rrt_kernel_config_t v11{};
   v11.struct_size = offsetof(rrt_kernel_config_t, profiling_task_capacity);
@@ -426,7 +428,8 @@ TEST(KernelConfigFitTest, TheTaskCapacityRefusalNamesTheSetting) {
   EXPECT_EQ(detail.growth_point, RRT_GROWTH_DFX_COLLECTORS);
   EXPECT_NE(std::string(detail.message).find("profiling_task_capacity"), std::string::npos)
       << detail.message;
-  EXPECT_NE(std::string(detail.message).find("3 task records"), std::string::npos) << detail.message;
+  EXPECT_NE(std::string(detail.message).find("3 task records"), std::string::npos)
+      << detail.message;
   EXPECT_EQ(stats_of(ctx).device_alloc_calls, before.device_alloc_calls);
   ASSERT_EQ(rrt_context_destroy(ctx), RRT_OK);
 }
