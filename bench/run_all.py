@@ -27,6 +27,7 @@ PROGRAMS = [
     ("staging_bench", None, None),
     ("memory_core_bench", None, None),
     ("allocator_calls_bench", 1, None),
+    ("exact_plan_bench", 1, None),
 ]
 
 TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
@@ -350,6 +351,44 @@ def alloc_section(report):
                   "goal (limit)", "status"], rows)
 
 
+PLAN_ROWS = (
+    ("weights DEVICE params (ABI 1.2 desc)", "plan/device_weights", True),
+    ("weights ANY params (the ABI 1.1 plan)", "plan/any_weights", False),
+)
+
+
+def fmt_optional_bytes(count):
+    return "n/a" if count is None else fmt_bytes(count)
+
+
+def plan_section(report):
+    rows = []
+    for text, name, has_goal in PLAN_ROWS:
+        live = report.get(name, "live_bytes")
+        host = report.get(name, "host_param_bytes")
+        regions = report.get(name, "frozen_regions")
+        weights = report.get(name, "weight_bytes")
+        staging = report.get(name, "staging_bytes")
+        needed = None if host is None or regions is None else host + regions
+        if has_goal:
+            met = None if live is None or needed is None else live <= 1.05 * host + regions
+            status = report.goal(f"kernel-mode live bytes <= 1.05x HOST params + regions: {text}",
+                                 met, live)
+            goal = "<= 1.05x HOST params + regions"
+        else:
+            status, goal = "—", "baseline"
+        rows.append([text, fmt_optional_bytes(live), fmt_optional_bytes(host),
+                     fmt_optional_bytes(regions), fmt_optional_bytes(weights),
+                     fmt_optional_bytes(staging), fmt_ratio(ratio(staging, host)),
+                     fmt_ratio(ratio(live, needed)), goal, status])
+    report.table("6. Live bytes of a kernel-mode context planned by rrt_capacity_plan_fit "
+                 "(measured)",
+                 ["configuration", "live bytes", "HOST param bytes", "frozen regions",
+                  "weights (caller memory)", "staging", "staging / HOST params",
+                  "live / (HOST params + regions)", "goal",
+                  "status"], rows)
+
+
 def fmt_count(value):
     return "n/a" if value is None else f"{value:,.0f}"
 
@@ -410,6 +449,7 @@ def main():
     staging_section(report)
     memory_section(report)
     alloc_section(report)
+    plan_section(report)
 
     any_context = next(iter(contexts.values()), {})
     machine = machine_description(args.build_dir, any_context)

@@ -155,11 +155,17 @@ typedef struct rrt_capacity_plan { /* bytes; the kernel-mode freeze */
 
 typedef struct rrt_kernel_config {
   uint32_t struct_size;
-  uint64_t context_generation; /* nonzero, process-unique */
+  /* Process-unique: kernel init refuses (RRT_ERR_INVALID_ARGUMENT) a value another kernel init
+     in this process already claimed. 0: the runtime picks one no context has claimed (the
+     largest free value; a later explicit request for it is refused as a duplicate). */
+  uint64_t context_generation;
   rrt_capacity_plan_t capacity;
   /* Appended (ABI version 1.1): with profiling on, the collector shape (task records per
-     launch), committed at init and frozen; a callable with more tasks is refused. 0: the first
-     prepared callable's task count becomes the shape. */
+     launch), committed at init and frozen; a callable with more tasks is refused (the detail
+     names profiling_task_capacity). The launches one capture holds share it: a graph needs
+     the sum of its launches' tasks (see rrt_context_profile). 0: the first prepared
+     callable's task count becomes the shape. rrt_kernel_config_fit sizes it for single
+     launches of a set of callables. */
   uint32_t profiling_task_capacity;
 } rrt_kernel_config_t;
 
@@ -454,7 +460,9 @@ typedef struct rrt_callable_desc {
 
 /* Grows *plan (element-wise max) so that it can run `desc`. No context needed. The plan fits
    one callable; a kernel context that prepares several needs their runtime images and graph
-   definitions side by side: see rrt_capacity_plan_fit_all. */
+   definitions side by side: see rrt_capacity_plan_fit_all. Retained and host staging are
+   sized for the params a run may pass as HOST tensors (space HOST or ANY; every param of a
+   1.1 desc is ANY); a DEVICE param needs no staging. */
 RRT_API rrt_status_t rrt_capacity_plan_fit(const rrt_callable_desc_t *desc,
                                            rrt_capacity_plan_t *plan);
 /* Grows *plan so that a kernel-mode context can prepare all `count` callables side by side and
@@ -462,6 +470,16 @@ RRT_API rrt_status_t rrt_capacity_plan_fit(const rrt_callable_desc_t *desc,
    the maximum. Pass every callable the context will prepare in one call. */
 RRT_API rrt_status_t rrt_capacity_plan_fit_all(const rrt_callable_desc_t *const *descs,
                                                uint32_t count, rrt_capacity_plan_t *plan);
+/* Grows *config so that a kernel-mode context initialized with it can prepare all `count`
+   callables side by side and run and profile any of them: config->capacity as
+   rrt_capacity_plan_fit_all grows it, and config->profiling_task_capacity (when struct_size
+   covers it) raised to the largest task count among them (a graph that captures several
+   launches needs the sum of theirs: raise it further). Other fields are not touched (set
+   context_generation before or after). No context needed. RRT_ERR_INVALID_ARGUMENT for a NULL
+   or too small config, a NULL descs with count > 0, or an invalid desc (detail names
+   descs[i]); *config is then unchanged. */
+RRT_API rrt_status_t rrt_kernel_config_fit(const rrt_callable_desc_t *const *descs, uint32_t count,
+                                           rrt_kernel_config_t *config);
 /* Validates and stages the callable; the runtime mints the id (never reused before
    finalize). In kernel mode the callable's runtime image (or graph definition) is uploaded
    once, here, into the frozen capacity; a callable that does not fit is refused
@@ -519,7 +537,15 @@ typedef struct rrt_task_timing {
    profiling is off or the run has not completed. */
 RRT_API rrt_status_t rrt_run_profile(rrt_run_t run, rrt_task_timing_t *out, uint32_t capacity,
                                      uint32_t *count);
-/* The same for the most recent completed kernel-mode launch or replay of `ctx`. */
+/* The same for the most recent completed kernel-mode launch or replay of `ctx`. A replay
+   reports every kernel-mode launch its graph holds: the records come in launch (capture)
+   order, each launch's in its callable's task order, `task` indexing that launch's callable
+   (so a launch's records start where `task` is 0). They share one frozen collector of
+   profiling_task_capacity records: a launch captured after launches whose tasks fill it is
+   refused at rrt_kernel_launch (RRT_ERR_INTERNAL at RRT_GROWTH_DFX_COLLECTORS, the detail
+   names profiling_task_capacity) and changes nothing; the capture holds the launches before
+   it. Launches of a graph replayed inside a capture keep the record positions of their own
+   capture. *count is 0 after a replay of a graph that holds no kernel-mode launch. */
 RRT_API rrt_status_t rrt_context_profile(rrt_context_t ctx, rrt_task_timing_t *out,
                                          uint32_t capacity, uint32_t *count);
 

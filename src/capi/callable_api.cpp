@@ -1,5 +1,7 @@
 // Kernels, capacity plans and callables.
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <span>
 
 #include "capi/api_guard.h"
@@ -71,6 +73,35 @@ RRT_API rrt_status_t rrt_capacity_plan_fit_all(const rrt_callable_desc_t *const 
       }
     }
     return replayrt::fit_capacity_plan(all, replayrt::PlanFit::kSideBySide, plan);
+  });
+}
+
+RRT_API rrt_status_t rrt_kernel_config_fit(const rrt_callable_desc_t *const *descs, uint32_t count,
+                                           rrt_kernel_config_t *config) {
+  return guarded("rrt_kernel_config_fit", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(replayrt::capi::validate_kernel_config(config));
+    if (count != 0) {
+      RRT_RETURN_IF_ERROR(require_non_null(descs, "descs"));
+    }
+    const std::span<const rrt_callable_desc_t *const> all(descs, count);
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      Status valid = replayrt::capi::validate_callable_desc(all[i]);
+      if (!valid.is_ok()) {
+        return std::move(valid).with_context(replayrt::format("descs[%zu]", i));
+      }
+    }
+    const bool has_task_capacity = replayrt::capi::has_field(
+        config->struct_size, offsetof(rrt_kernel_config_t, profiling_task_capacity),
+        sizeof config->profiling_task_capacity);
+    std::uint32_t tasks = has_task_capacity ? config->profiling_task_capacity : 0;
+    rrt_capacity_plan_t plan = config->capacity;
+    RRT_RETURN_IF_ERROR(
+        replayrt::fit_capacity_plan(all, replayrt::PlanFit::kSideBySide, &plan, &tasks));
+    config->capacity = plan;
+    if (has_task_capacity) {
+      config->profiling_task_capacity = tasks;
+    }
+    return Status::ok();
   });
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -45,6 +46,7 @@ struct rrt_graph_s {
   rrt_context_s *context = nullptr;
   std::unique_ptr<replayrt::Graph> graph;
   std::vector<rrt_event_s *> events;
+  std::uint32_t profile_tasks = 0;  // the task records its kernel-mode launches write
 };
 
 struct rrt_run_s {

@@ -180,6 +180,9 @@ RRT_API rrt_status_t rrt_stream_end_capture(rrt_stream_t stream, rrt_graph_t *ou
     RRT_RETURN_IF_ERROR(require_non_null(out, "out"));
     auto graph = std::make_unique<rrt_graph_s>();
     graph->context = stream->context;
+    if (stream->stream->is_capturing()) {
+      graph->profile_tasks = stream->context->engine->take_capture_profile_tasks(*stream->stream);
+    }
     Status ended = stream->stream->end_capture(&graph->graph);
     if (!ended.is_ok()) {
       if (!stream->stream->is_capturing()) {
@@ -206,7 +209,7 @@ RRT_API rrt_status_t rrt_graph_replay(rrt_graph_t graph, rrt_stream_t stream) {
   return guarded("rrt_graph_replay", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_non_null(graph, "graph"));
     RRT_RETURN_IF_ERROR(replayrt::capi::check_stream_of(graph->context, stream));
-    return graph->context->engine->replay(*graph->graph, *stream->stream);
+    return graph->context->engine->replay(*graph->graph, *stream->stream, graph->profile_tasks);
   });
 }
 

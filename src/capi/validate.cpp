@@ -29,7 +29,7 @@ bool within(std::int32_t value, std::int32_t first, std::int32_t last) {
 }
 
 Status check_tensor_enums(const rrt_tensor_desc_t &tensor, const char *what, std::uint32_t index,
-                          bool is_param) {
+                          bool is_param, bool reads_space) {
   const std::int32_t dtype = raw_enum(tensor.dtype);
   if (!within(dtype, RRT_DTYPE_F32, RRT_DTYPE_U8)) {
     return invalid(format("%s %u: unknown dtype %d", what, index, dtype));
@@ -37,6 +37,10 @@ Status check_tensor_enums(const rrt_tensor_desc_t &tensor, const char *what, std
   const std::int32_t direction = raw_enum(tensor.direction);
   if (is_param && !within(direction, RRT_DIR_IN, RRT_DIR_INOUT)) {
     return invalid(format("%s %u: unknown direction %d", what, index, direction));
+  }
+  const std::int32_t space = raw_enum(tensor.space);
+  if (is_param && reads_space && !within(space, RRT_PARAM_SPACE_ANY, RRT_PARAM_SPACE_DEVICE)) {
+    return invalid(format("%s %u: unknown space %d", what, index, space));
   }
   return Status::ok();
 }
@@ -48,14 +52,16 @@ Status check_callable_enums(const rrt_callable_desc_t &desc) {
   if (!within(bind, RRT_BIND_DEVICE_BUILD, RRT_BIND_HOST_BUILD)) {
     return invalid(format("unknown bind strategy %d", bind));
   }
+  const bool reads_space = desc.struct_size >= kCallableDescV12Size;
   if (desc.params != nullptr && desc.num_params <= Callable::kMaxParams) {
     for (std::uint32_t i = 0; i < desc.num_params; ++i) {
-      RRT_RETURN_IF_ERROR(check_tensor_enums(desc.params[i], "param", i, true));
+      RRT_RETURN_IF_ERROR(check_tensor_enums(desc.params[i], "param", i, true, reads_space));
     }
   }
   if (desc.intermediates != nullptr && desc.num_intermediates <= Callable::kMaxIntermediates) {
     for (std::uint32_t i = 0; i < desc.num_intermediates; ++i) {
-      RRT_RETURN_IF_ERROR(check_tensor_enums(desc.intermediates[i], "intermediate", i, false));
+      RRT_RETURN_IF_ERROR(
+          check_tensor_enums(desc.intermediates[i], "intermediate", i, false, false));
     }
   }
   if (desc.tasks == nullptr || desc.num_tasks > Callable::kMaxTasks) {
@@ -103,9 +109,6 @@ Status validate_kernel_config(const rrt_kernel_config_t *config) {
   }
   RRT_RETURN_IF_ERROR(
       check_struct_size("rrt_kernel_config_t", config->struct_size, kKernelConfigV1Size));
-  if (config->context_generation == 0) {
-    return invalid("context_generation must be nonzero");
-  }
   return Status::ok();
 }
 

@@ -228,7 +228,8 @@ Status DeviceContext::reserve_slot(Slot &slot, const SlotRequest &request, SlotG
   }
   BlockTransaction txn;
   if (profiled) {
-    RRT_RETURN_IF_ERROR(profiling_collectors_.plan(txn, request.profile_tasks));
+    RRT_RETURN_IF_ERROR(
+        profiling_collectors_.plan(txn, request.profile_offset + request.profile_tasks));
   }
   GuardedBlock &staging = slot.staging(request.staging_kind);
   if (request.staging_bytes != 0) {
@@ -247,7 +248,7 @@ Status DeviceContext::reserve_slot(Slot &slot, const SlotRequest &request, SlotG
   forget_images_if_moved(slot, before);
   if (profiled) {
     RRT_RETURN_IF_ERROR(profiling_collectors_.settle());
-    grant->timings = profiling_collectors_.timings(slot.index());
+    grant->timings = profiling_collectors_.timings(slot.index()) + request.profile_offset;
     grant->wall = profiling_collectors_.wall(slot.index());
   }
   if (request.place_definition) {
@@ -346,6 +347,29 @@ Status DeviceContext::read_profile(int slot, LaunchRecord *record, TaskTiming *t
     RRT_RETURN_IF_ERROR(device_.copy_device_to_host(timings, profiling_collectors_.timings(slot),
                                                     count * sizeof(TaskTiming)));
   }
+  return Status::ok();
+}
+
+Status DeviceContext::read_task_records(int slot, LaunchRecord *record, TaskTiming *timings,
+                                        std::uint32_t count, std::uint32_t *read) const {
+  if (!profiling()) {
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         "profiling is off for this context (rrt_context_options_t.profiling)");
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  *read = 0;
+  const LaunchRecord *wall = profiling_collectors_.wall(slot);
+  if (wall == nullptr) {
+    *record = LaunchRecord{};
+    return Status::ok();
+  }
+  RRT_RETURN_IF_ERROR(device_.copy_device_to_host(record, wall, sizeof(LaunchRecord)));
+  const std::uint32_t records = std::min(count, profiling_collectors_.shape());
+  if (records != 0 && timings != nullptr) {
+    RRT_RETURN_IF_ERROR(device_.copy_device_to_host(timings, profiling_collectors_.timings(slot),
+                                                    records * sizeof(TaskTiming)));
+  }
+  *read = records;
   return Status::ok();
 }
 

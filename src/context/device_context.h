@@ -132,6 +132,11 @@ class DeviceContext final : public BlockHost {
   // Copies the slot's most recent launch record and its task timings (at most `capacity`).
   Status read_profile(int slot, LaunchRecord *record, TaskTiming *timings,
                       std::uint32_t capacity) const;
+  // Kernel mode: the wall record of the area of `slot` and its first `count` task records
+  // (at most the collectors' shape; *read says how many), which the most recent launch or
+  // replay wrote one launch after another. RRT_ERR_INVALID_STATE when profiling is off.
+  Status read_task_records(int slot, LaunchRecord *record, TaskTiming *timings, std::uint32_t count,
+                           std::uint32_t *read) const;
 
   RegionStats region_stats(GrowthPoint point) const;
   // Calls `visit` for every block the context created, live or empty.

@@ -29,6 +29,9 @@ struct SlotRequest {
   std::uint64_t definition_bytes = 0;
   std::uint64_t definition_binding = 0;  // what the definition bakes (see GraphDefinitionStore)
   std::uint32_t profile_tasks = 0;       // 0: profiling off for this run
+  // Kernel mode: the run's first task record; the records before it belong to the launches
+  // its capture already holds. The collectors must hold profile_offset + profile_tasks.
+  std::uint32_t profile_offset = 0;
 };
 
 // Where the request landed. Null for what the request did not ask for; in kernel mode `bases`

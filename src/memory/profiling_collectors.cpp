@@ -1,6 +1,23 @@
 #include "memory/profiling_collectors.h"
 
+#include <utility>
+
+#include "common/format.h"
+
 namespace replayrt {
+
+namespace {
+// Names the setting that fixes the shape in a refusal of a larger one.
+Status name_task_capacity(Status refused, std::uint32_t tasks, std::uint32_t shape) {
+  if (!refused.is_capacity_refusal()) {
+    return refused;
+  }
+  return std::move(refused).with_context(
+      format("%u task records exceed the %u of profiling_task_capacity (one launch's tasks, or "
+             "those of every launch one capture holds)",
+             tasks, shape));
+}
+}  // namespace
 
 ProfilingCollectors::ProfilingCollectors(BlockHost &host, int areas) noexcept
     : areas_(areas),
@@ -20,7 +37,7 @@ Status ProfilingCollectors::plan(BlockTransaction &txn, std::uint32_t tasks) {
   if (tasks == 0) {
     return Status::ok();
   }
-  RRT_RETURN_IF_ERROR(txn.add(timings_, timing_bytes(tasks)));
+  RRT_RETURN_IF_ERROR(name_task_capacity(txn.add(timings_, timing_bytes(tasks)), tasks, shape_));
   return txn.add(wall_, wall_bytes());
 }
 
@@ -42,7 +59,7 @@ Status ProfilingCollectors::preflight(std::uint32_t tasks) const {
   if (tasks == 0) {
     return Status::ok();
   }
-  RRT_RETURN_IF_ERROR(timings_.preflight(timing_bytes(tasks)));
+  RRT_RETURN_IF_ERROR(name_task_capacity(timings_.preflight(timing_bytes(tasks)), tasks, shape_));
   return wall_.preflight(wall_bytes());
 }
 

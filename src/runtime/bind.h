@@ -31,7 +31,8 @@ struct BindRequest {
   std::int32_t callable_id = -1;
   std::uint64_t generation = 0;
   RunArgsView args;
-  ResidentPlacement resident;  // kernel mode only
+  ResidentPlacement resident;        // kernel mode only
+  std::uint32_t profile_offset = 0;  // kernel mode: SlotRequest::profile_offset
 };
 
 // What a strategy occupies for one callable, declared once. Plan fit, kernel-mode placement
@@ -41,7 +42,7 @@ struct Footprint {
   std::uint64_t gm_sm = 0;             // device-build: the scheduler state
   std::uint64_t runtime_pool = 0;      // device-build: the image; host-build: seed and state
   std::uint64_t graph_definition = 0;  // host-build: the definition
-  std::uint64_t staging_all_host = 0;  // staging when every parameter is a HOST tensor
+  std::uint64_t staging_all_host = 0;  // staging when every HOST and ANY parameter is HOST
   StagingKind staging = StagingKind::kRetained;
 };
 

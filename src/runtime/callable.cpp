@@ -33,7 +33,7 @@ class ContentHasher {
 };
 
 Status validate_tensor(const rrt_tensor_desc_t &desc, const char *what, std::uint32_t index,
-                       bool is_param, TensorLayout *out) {
+                       bool is_param, bool reads_space, TensorLayout *out) {
   const std::int32_t dtype = raw_enum(desc.dtype);
   const std::uint64_t element = dtype_bytes(dtype);
   if (element == 0) {
@@ -47,6 +47,11 @@ Status validate_tensor(const rrt_tensor_desc_t &desc, const char *what, std::uin
   if (is_param && direction != RRT_DIR_IN && direction != RRT_DIR_OUT &&
       direction != RRT_DIR_INOUT) {
     return invalid(format("%s %u: unknown direction %d", what, index, direction));
+  }
+  const std::int32_t space = is_param && reads_space ? raw_enum(desc.space) : RRT_PARAM_SPACE_ANY;
+  if (space != RRT_PARAM_SPACE_ANY && space != RRT_PARAM_SPACE_HOST &&
+      space != RRT_PARAM_SPACE_DEVICE) {
+    return invalid(format("%s %u: unknown space %d", what, index, space));
   }
   std::uint64_t bytes = element;
   for (std::uint32_t d = 0; d < desc.ndim; ++d) {
@@ -65,6 +70,7 @@ Status validate_tensor(const rrt_tensor_desc_t &desc, const char *what, std::uin
   std::copy(desc.shape, desc.shape + desc.ndim, out->shape);
   out->bytes = bytes;
   out->direction = is_param ? desc.direction : RRT_DIR_INOUT;
+  out->space = static_cast<rrt_param_space_t>(space);
   return Status::ok();
 }
 
@@ -119,16 +125,19 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
   std::unique_ptr<Callable> callable(new Callable());
   callable->bind_ = desc.bind;
   callable->num_scalars_ = desc.num_scalars;
+  const bool reads_space = desc.struct_size >= sizeof(rrt_callable_desc_t);
   callable->params_.resize(desc.num_params);
   for (std::uint32_t i = 0; i < desc.num_params; ++i) {
-    RRT_RETURN_IF_ERROR(validate_tensor(desc.params[i], "param", i, true, &callable->params_[i]));
+    RRT_RETURN_IF_ERROR(
+        validate_tensor(desc.params[i], "param", i, true, reads_space, &callable->params_[i]));
   }
   callable->intermediates_.resize(desc.num_intermediates);
   callable->intermediate_offsets_.resize(desc.num_intermediates);
   std::uint64_t heap = 0;
   for (std::uint32_t i = 0; i < desc.num_intermediates; ++i) {
     TensorLayout &layout = callable->intermediates_[i];
-    RRT_RETURN_IF_ERROR(validate_tensor(desc.intermediates[i], "intermediate", i, false, &layout));
+    RRT_RETURN_IF_ERROR(
+        validate_tensor(desc.intermediates[i], "intermediate", i, false, false, &layout));
     heap = align_up(heap, kIntermediateAlignment);
     callable->intermediate_offsets_[i] = heap;
     heap += layout.bytes;
@@ -304,7 +313,9 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
   needs.image =
       task_graph_image_bytes(num_tasks, callable->operands_.size(), callable->successors_.size());
   for (const TensorLayout &param : callable->params_) {
-    needs.staged_all_host += staging_slice_bytes(param.bytes);
+    if (param.space != RRT_PARAM_SPACE_DEVICE) {
+      needs.staged_all_host += staging_slice_bytes(param.bytes);
+    }
   }
   *out = std::move(callable);
   return Status::ok();

@@ -21,6 +21,8 @@ struct TensorLayout {
   std::uint64_t shape[RRT_MAX_DIMS] = {};
   std::uint64_t bytes = 0;
   rrt_direction_t direction = RRT_DIR_IN;  // parameters only
+  // Parameters only: where runs pass it (ANY unless a 1.2 callable desc declares it).
+  rrt_param_space_t space = RRT_PARAM_SPACE_ANY;
 };
 
 struct OperandRef {
@@ -43,7 +45,7 @@ struct CallableRequirements {
   std::uint64_t gm_heap = 0;          // intermediates, laid out at intermediate_offsets()
   std::uint64_t scheduler_state = 0;  // the device scheduler's working state
   std::uint64_t image = 0;            // the task-graph image
-  std::uint64_t staged_all_host = 0;  // staging when every parameter is a HOST tensor
+  std::uint64_t staged_all_host = 0;  // staging when every HOST and ANY parameter is HOST
 };
 
 // Validation (Callable::create), every violation RRT_ERR_INVALID_ARGUMENT with a message that
@@ -52,6 +54,8 @@ struct CallableRequirements {
 //   - counts within the limits below, arrays present when their count is nonzero;
 //   - tensor descriptors: a known dtype, 0..RRT_MAX_DIMS dimensions each >= 1, a byte size
 //     that does not overflow and stays within kMaxTensorBytes; parameter directions known;
+//     in a 1.2 desc (struct_size >= sizeof(rrt_callable_desc_t)) parameter spaces known
+//     (an older desc's parameters are all RRT_PARAM_SPACE_ANY);
 //   - tasks: a registered kernel, at most kMaxOperandsPerTask operands, tensors before
 //     scalars, every index in range, the operand counts the kernel declares;
 //   - data flow (for kernels that declare which tensor they write, every built-in): no task

@@ -19,9 +19,10 @@ std::uint64_t resident_bytes(std::uint64_t bytes) {
 }  // namespace
 
 Status fit_capacity_plan(std::span<const rrt_callable_desc_t *const> descs, PlanFit fit,
-                         rrt_capacity_plan_t *plan) {
+                         rrt_capacity_plan_t *plan, std::uint32_t *max_tasks) {
   static const KernelRegistry builtins;
   rrt_capacity_plan_t grown = *plan;
+  std::uint32_t tasks = max_tasks != nullptr ? *max_tasks : 0;
   std::uint64_t pool = 0;
   std::uint64_t definitions = 0;
   for (std::size_t i = 0; i < descs.size(); ++i) {
@@ -32,6 +33,7 @@ Status fit_capacity_plan(std::span<const rrt_callable_desc_t *const> descs, Plan
       return descs.size() == 1 ? created : std::move(created).with_context(format("descs[%zu]", i));
     }
     const Footprint needs = bind_strategy(callable->bind()).footprint(*callable);
+    tasks = std::max(tasks, static_cast<std::uint32_t>(callable->tasks().size()));
     grown.gm_heap_bytes = std::max(grown.gm_heap_bytes, needs.gm_heap);
     grown.gm_sm_bytes = std::max(grown.gm_sm_bytes, needs.gm_sm);
     std::uint64_t &staging = needs.staging == StagingKind::kRetained ? grown.retained_staging_bytes
@@ -51,6 +53,9 @@ Status fit_capacity_plan(std::span<const rrt_callable_desc_t *const> descs, Plan
     grown.graph_definition_bytes = std::max(plan->graph_definition_bytes, definitions);
   }
   *plan = grown;
+  if (max_tasks != nullptr) {
+    *max_tasks = tasks;
+  }
   return Status::ok();
 }
 

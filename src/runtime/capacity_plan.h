@@ -1,6 +1,7 @@
 // Sizing a kernel-mode capacity plan from callables, without a context.
 #pragma once
 
+#include <cstdint>
 #include <span>
 
 #include <replayrt/replayrt.h>
@@ -17,8 +18,10 @@ enum class PlanFit {
 // Grows *plan so a kernel-mode context can prepare and run the callables. Kernel ids are
 // checked against the built-in kernels; any other non-negative id counts as a user kernel
 // that declares nothing (as rrt_kernel_register's kernels are). Validation failures are
-// RRT_ERR_INVALID_ARGUMENT and leave *plan unchanged.
+// RRT_ERR_INVALID_ARGUMENT and leave *plan unchanged. Staging is sized for the HOST and ANY
+// parameters (a DEVICE parameter needs none). With `max_tasks`, also raises *max_tasks to the
+// largest task count of the callables (written only on success).
 Status fit_capacity_plan(std::span<const rrt_callable_desc_t *const> descs, PlanFit fit,
-                         rrt_capacity_plan_t *plan);
+                         rrt_capacity_plan_t *plan, std::uint32_t *max_tasks = nullptr);
 
 }  // namespace replayrt

@@ -53,7 +53,8 @@ Status DeviceBuildBind::bind(SlotView &slot, const BindRequest &request, BoundRu
                       .staging_bytes = run_staging_bytes(request.args),
                       .size_bank = !kernel && !cached,
                       .bank = BankRequest{needs.gm_heap, needs.gm_sm, needs.runtime_pool},
-                      .profile_tasks = static_cast<std::uint32_t>(callable.tasks().size())};
+                      .profile_tasks = static_cast<std::uint32_t>(callable.tasks().size()),
+                      .profile_offset = request.profile_offset};
   SlotGrant grant;
   RRT_RETURN_IF_ERROR(slot.reserve(reserve, &grant));
   stage_host_tensors(request, grant.staging, out);

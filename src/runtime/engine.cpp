@@ -13,19 +13,30 @@ namespace replayrt {
 namespace {
 
 // Kernel-mode context generations are process-unique: a generation is never accepted twice.
+// A request for 0 gets the largest generation no context has claimed, so runtime-picked
+// generations stay clear of the small ones callers usually choose.
 std::mutex g_generation_mutex;
 std::set<std::uint64_t> &claimed_generations() {
   static std::set<std::uint64_t> claimed;
   return claimed;
 }
 
-Status claim_context_generation(std::uint64_t generation) {
+Status claim_context_generation(std::uint64_t requested, std::uint64_t *claimed) {
   const std::lock_guard<std::mutex> lock(g_generation_mutex);
-  if (!claimed_generations().insert(generation).second) {
+  std::set<std::uint64_t> &taken = claimed_generations();
+  std::uint64_t generation = requested;
+  if (generation == 0) {
+    generation = UINT64_MAX;
+    for (auto it = taken.rbegin(); it != taken.rend() && *it == generation; ++it) {
+      --generation;
+    }
+  }
+  if (!taken.insert(generation).second) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT,
                          format("context generation %llu was already used in this process",
                                 static_cast<unsigned long long>(generation)));
   }
+  *claimed = generation;
   return Status::ok();
 }
 
@@ -117,7 +128,8 @@ Status Engine::kernel_init(const rrt_capacity_plan_t &plan, std::uint64_t contex
                          "kernel init accepts only a context that was never initialized; this "
                          "one was already initialized");
   }
-  RRT_RETURN_IF_ERROR(claim_context_generation(context_generation));
+  std::uint64_t generation = 0;
+  RRT_RETURN_IF_ERROR(claim_context_generation(context_generation, &generation));
   // Nothing is published before the latch, so a failed commit leaves the engine as created.
   Status committed = context_.commit_capacity_plan(plan, profile_tasks);
   if (committed.is_ok()) {
@@ -125,7 +137,7 @@ Status Engine::kernel_init(const rrt_capacity_plan_t &plan, std::uint64_t contex
   }
   if (!committed.is_ok()) {
     context_.release_all();
-    unclaim_context_generation(context_generation);
+    unclaim_context_generation(generation);
     return std::move(committed).with_context("kernel init could not commit the capacity plan");
   }
   lifecycle_.store(Lifecycle::kReady, std::memory_order_release);
@@ -336,25 +348,34 @@ Status Engine::kernel_launch(std::int32_t callable_id, const RunArgsView &args, 
   RRT_RETURN_IF_ERROR(validate_run_args(*record->callable, args, *device_));
 
   const std::lock_guard<std::mutex> lock(launch_mutex_);
+  const bool capturing = caller.is_capturing();
+  const auto tasks = static_cast<std::uint32_t>(record->callable->tasks().size());
+  BindRequest request = bind_request(callable_id, *record, args);
+  if (capturing) {
+    // The capture's launches write their task records one after another.
+    const auto held = capture_profile_tasks_.find(&caller);
+    request.profile_offset = held != capture_profile_tasks_.end() ? held->second : 0;
+  }
   {
     const LaunchScope scope(context_);
     RRT_RETURN_IF_ERROR(
-        bind_strategy(record->callable->bind())
-            .bind(context_.slot(0), bind_request(callable_id, *record, args), &launch_scratch_));
+        bind_strategy(record->callable->bind()).bind(context_.slot(0), request, &launch_scratch_));
   }
-  const bool capturing = caller.is_capturing();
   if (!capturing) {
     RRT_RETURN_IF_ERROR(serialize_before(caller));
   }
   RRT_RETURN_IF_ERROR(enqueue_bound(launch_scratch_, caller));
-  if (!capturing) {
+  if (capturing) {
+    capture_profile_tasks_[&caller] = request.profile_offset + tasks;
+  } else {
     last_serialized_stream_ = &caller;
+    last_profile_tasks_ = tasks;
   }
   context_.counters().launches.fetch_add(1, std::memory_order_relaxed);
   return Status::ok();
 }
 
-Status Engine::replay(const Graph &graph, Stream &stream) {
+Status Engine::replay(const Graph &graph, Stream &stream, std::uint32_t profile_tasks) {
   const InFlight call(*this);
   RRT_RETURN_IF_ERROR(check_ready());
   Status replayed;
@@ -368,6 +389,9 @@ Status Engine::replay(const Graph &graph, Stream &stream) {
     if (replayed.is_ok()) {
       last_serialized_stream_ = &stream;
       replayed = stream.replay(graph);
+    }
+    if (replayed.is_ok()) {
+      last_profile_tasks_ = profile_tasks;
     }
     // A program-mode graph may have been captured from either slot.
     for (std::size_t slot = 0; replayed.is_ok() && !is_kernel() && slot < slot_used_.size();
@@ -402,19 +426,21 @@ Status Engine::kernel_profile(LaunchProfile *out) const {
     return Status::error(RRT_ERR_INVALID_STATE,
                          "the context is not in kernel mode (read a run's profile instead)");
   }
+  std::uint32_t records = 0;
   {
     // The records belong to the most recent launch or replay once it has completed.
     const std::lock_guard<std::mutex> lock(launch_mutex_);
     if (last_serialized_stream_ != nullptr) {
       RRT_RETURN_IF_ERROR(last_serialized_stream_->record_event(*serial_tail_));
     }
+    records = last_profile_tasks_;
   }
   serial_tail_->wait();
-  LaunchRecord record{};
-  RRT_RETURN_IF_ERROR(context_.read_profile(0, &record, nullptr, 0));
-  out->tasks.resize(record.tasks);
-  RRT_RETURN_IF_ERROR(context_.read_profile(0, &out->launch, out->tasks.data(), record.tasks));
-  out->tasks.resize(std::min<std::size_t>(out->tasks.size(), out->launch.tasks));
+  out->tasks.resize(records);
+  std::uint32_t read = 0;
+  RRT_RETURN_IF_ERROR(
+      context_.read_task_records(0, &out->launch, out->tasks.data(), records, &read));
+  out->tasks.resize(read);
   return Status::ok();
 }
 
@@ -430,6 +456,7 @@ Status Engine::serialize_before(Stream &stream) {
 
 void Engine::before_capture(Stream &stream) {
   const std::lock_guard<std::mutex> lock(launch_mutex_);
+  capture_profile_tasks_.erase(&stream);
   if (last_serialized_stream_ == &stream) {
     (void)stream.record_event(*serial_tail_);
     last_serialized_stream_ = nullptr;
@@ -438,6 +465,17 @@ void Engine::before_capture(Stream &stream) {
 
 void Engine::before_stream_destroy(Stream &stream) {
   before_capture(stream);
+}
+
+std::uint32_t Engine::take_capture_profile_tasks(Stream &stream) {
+  const std::lock_guard<std::mutex> lock(launch_mutex_);
+  const auto held = capture_profile_tasks_.find(&stream);
+  if (held == capture_profile_tasks_.end()) {
+    return 0;
+  }
+  const std::uint32_t tasks = held->second;
+  capture_profile_tasks_.erase(held);
+  return tasks;
 }
 
 }  // namespace replayrt

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -96,8 +97,10 @@ class Engine {
   Engine &operator=(Engine &&) = delete;
 
   Status program_init();
-  // `context_generation` is nonzero. With profiling on, `profile_tasks` (> 0) fixes the
-  // collector shape now; 0 leaves the first allocation to the first prepared callable.
+  // `context_generation` 0 claims a process-unique one the runtime picks; any other value is
+  // claimed as given (RRT_ERR_INVALID_ARGUMENT if already claimed). With profiling on,
+  // `profile_tasks` (> 0) fixes the collector shape now; 0 leaves the first allocation to the
+  // first prepared callable.
   Status kernel_init(const rrt_capacity_plan_t &plan, std::uint64_t context_generation,
                      std::uint32_t profile_tasks);
   // Waits for the engine's own streams, abandons prepared runs, drops every callable and
@@ -128,16 +131,22 @@ class Engine {
   Status kernel_launch(std::int32_t callable_id, const RunArgsView &args, Stream &caller);
 
   // Profiling (RRT_ERR_INVALID_STATE when off): the profile of a completed program-mode run
-  // (before it is finalized), or of the most recent kernel-mode launch or replay.
+  // (before it is finalized), or of the most recent kernel-mode launch or replay (a replay's
+  // covers every kernel-mode launch its capture holds, in launch order).
   Status run_profile(const ProgramRun &run, LaunchProfile *out) const;
   Status kernel_profile(LaunchProfile *out) const;
 
   // Replays `graph` (captured on a stream of this engine's device) on `stream`.
-  Status replay(const Graph &graph, Stream &stream);
+  // `profile_tasks`: the task records its capture's kernel-mode launches hold
+  // (take_capture_profile_tasks when the capture ended).
+  Status replay(const Graph &graph, Stream &stream, std::uint32_t profile_tasks = 0);
 
   // Stream lifecycle hooks, called before a stream starts capturing or is destroyed.
   void before_capture(Stream &stream);
   void before_stream_destroy(Stream &stream);
+  // Called when a capture on `stream` ends (made a graph or not): the task records its
+  // kernel-mode launches hold, which the capture's next launches no longer add to.
+  std::uint32_t take_capture_profile_tasks(Stream &stream);
 
  private:
   enum class Lifecycle { kCreated, kReady, kFinalizing, kFinalized };
@@ -189,6 +198,11 @@ class Engine {
   mutable std::mutex launch_mutex_;
   Stream *last_serialized_stream_ = nullptr;
   BoundRun launch_scratch_;
+  // Kernel mode with profiling, under launch_mutex_: per capturing stream, the task records
+  // its captured launches hold (the next one's profile_offset); and how many records the most
+  // recent launch or replay writes.
+  std::map<const Stream *, std::uint32_t> capture_profile_tasks_;
+  std::uint32_t last_profile_tasks_ = 0;
 };
 
 }  // namespace replayrt

@@ -98,7 +98,8 @@ Status HostBuildBind::bind(SlotView &slot, const BindRequest &request, BoundRun 
                       .place_definition = !kernel,
                       .definition_key = mix(callable.content_key(), request.generation),
                       .definition_bytes = needs.graph_definition,
-                      .profile_tasks = static_cast<std::uint32_t>(callable.tasks().size())};
+                      .profile_tasks = static_cast<std::uint32_t>(callable.tasks().size()),
+                      .profile_offset = request.profile_offset};
   if (!kernel) {
     const BankBases bases = seeded ? hit.bases : BankBases{};
     reserve.definition_binding = seeded ? definition_binding(bases.gm_heap, bases.runtime_pool) : 0;

@@ -59,6 +59,15 @@ Status validate_run_args(const Callable &callable, const RunArgsView &args, cons
       return Status::error(RRT_ERR_INVALID_ARGUMENT, format("tensor %zu: unknown address space %d",
                                                             i, static_cast<int>(arg.space)));
     }
+    const rrt_param_space_t declared = params[i].space;
+    if ((declared == RRT_PARAM_SPACE_HOST && arg.space != RRT_SPACE_HOST) ||
+        (declared == RRT_PARAM_SPACE_DEVICE && arg.space != RRT_SPACE_DEVICE)) {
+      const bool host = declared == RRT_PARAM_SPACE_HOST;
+      return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                           format("tensor %zu: param %zu is declared %s, the run passes a %s "
+                                  "tensor",
+                                  i, i, host ? "HOST" : "DEVICE", host ? "DEVICE" : "HOST"));
+    }
     if (arg.addr == nullptr) {
       return Status::error(RRT_ERR_INVALID_ARGUMENT, format("tensor %zu: null address", i));
     }

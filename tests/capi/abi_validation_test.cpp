@@ -647,17 +647,6 @@ TEST_F(AbiContextTest, KernelInitRejectsANullOrShortConfigAndLeavesTheContextReu
   EXPECT_EQ(mode, RRT_MODE_KERNEL);
 }
 
-TEST_F(AbiContextTest, KernelInitRejectsAZeroContextGeneration) {
-  rrt_kernel_config_t config = kernel_config({});
-  config.context_generation = 0;
-  EXPECT_REJECTED(RRT_ERR_INVALID_ARGUMENT, rrt_kernel_init, ctx_, &config);
-  rrt_mode_t mode = RRT_MODE_KERNEL;
-  int latched = -1;
-  ASSERT_EQ(rrt_context_mode(ctx_, &mode, &latched), RRT_OK);
-  EXPECT_EQ(latched, 0);
-  EXPECT_EQ(rrt_program_init(ctx_), RRT_OK);
-}
-
 TEST_F(AbiContextTest, KernelInitRejectsAContextGenerationAlreadyUsedInTheProcess) {
   const rrt_kernel_config_t config = kernel_config({});
   rrt_context_t first = create_context();
