@@ -348,6 +348,27 @@ typedef struct rrt_kernel_desc {
   uint32_t num_scalars;
   uint64_t writes;
 } rrt_kernel_desc_t;
+/* Registers the kernel `desc` declares, under desc->name (name rules as rrt_kernel_register;
+   `user` must outlive the context); *out_kernel_id is its id. RRT_ERR_INVALID_ARGUMENT for a
+   null ctx, desc, name or out_kernel_id, a struct_size below sizeof(rrt_kernel_desc_t) of ABI
+   1.2, both or neither of fn and native_fn set, num_tensors above RRT_KERNEL_MAX_TENSORS,
+   num_scalars above 1024, or a `writes` bit at or above num_tensors. RRT_ERR_UNSUPPORTED
+   when the set function does not suit the platform (fn on CUDA, native_fn on the simulator).
+   RRT_ERR_INVALID_STATE once the context holds 256 kernels. A task has at most 32 operands,
+   so a kernel declaring more tensors and scalars than that registers but no task can use it.
+   What the declaration buys, at rrt_callable_prepare (and rrt_capacity_plan_fit does not
+   know the kernel, so it checks none of it):
+     - a task whose tensor or scalar operand count differs is RRT_ERR_INVALID_ARGUMENT naming
+       the task, the kernel and both counts;
+     - dependencies follow the declared writes: two tasks that only read a tensor are not
+       ordered by it (a kernel from rrt_kernel_register or rrt_kernel_register_native counts
+       as reading and writing every tensor operand, so it is ordered with every task that
+       touches one of its tensors);
+     - data flow is checked as for the built-ins: a task writing an RRT_DIR_IN parameter, or
+       reading an intermediate or an RRT_DIR_OUT parameter that no earlier task wrote, is
+       RRT_ERR_INVALID_ARGUMENT naming the task, the operand (for a write) and the tensor. */
+RRT_API rrt_status_t rrt_kernel_register_desc(rrt_context_t ctx, const rrt_kernel_desc_t *desc,
+                                              int32_t *out_kernel_id);
 /* RRT_ERR_INVALID_ARGUMENT when no kernel has that name. */
 RRT_API rrt_status_t rrt_kernel_lookup(rrt_context_t ctx, const char *name, int32_t *out_kernel_id);
 
