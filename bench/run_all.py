@@ -28,6 +28,7 @@ PROGRAMS = [
     ("memory_core_bench", None, None),
     ("allocator_calls_bench", 1, None),
     ("exact_plan_bench", 1, None),
+    ("wait_bench", None, None),
 ]
 
 TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
@@ -389,6 +390,29 @@ def plan_section(report):
                   "status"], rows)
 
 
+WAIT_ROWS = (
+    ("RRT_WAIT_SPIN (the limit)", "wait/spin"),
+    ("RRT_WAIT_YIELD", "wait/yield"),
+    ("RRT_WAIT_BLOCK", "wait/block"),
+    ("RRT_WAIT_SPIN_THEN_BLOCK, default 250 µs budget", "wait/spin_then_block_250us"),
+    ("RRT_WAIT_SPIN_THEN_BLOCK, 5000 µs budget (longer than the step)",
+     "wait/spin_then_block_5000us"),
+)
+
+
+def wait_section(report):
+    limit = report.get("wait/spin", "wake_ns")
+    rows = []
+    for text, name in WAIT_ROWS:
+        wake = report.get(name, "wake_ns")
+        rows.append([text, fmt_time(report.get(name)), fmt_time(wake),
+                     fmt_ratio(ratio(wake, limit)), fmt_time(report.get(name, "cpu_ns"))])
+    report.table("7. Host wait policies on a 4 ms decode-sized step (kernel-mode launch + "
+                 "rrt_stream_synchronize)",
+                 ["policy", "step, launch to return", "wake-up (task end to return)",
+                  "wake-up / SPIN's", "calling thread's CPU time per step"], rows)
+
+
 def fmt_count(value):
     return "n/a" if value is None else f"{value:,.0f}"
 
@@ -450,6 +474,7 @@ def main():
     memory_section(report)
     alloc_section(report)
     plan_section(report)
+    wait_section(report)
 
     any_context = next(iter(contexts.values()), {})
     machine = machine_description(args.build_dir, any_context)

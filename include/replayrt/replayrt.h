@@ -122,7 +122,12 @@ typedef enum rrt_platform { RRT_PLATFORM_SIM = 0, RRT_PLATFORM_CUDA = 1 } rrt_pl
 /* How a host wait waits for device work to finish. SPIN_THEN_BLOCK (the default) spins for
    wait_spin_us and then parks the thread until the work completes; SPIN never parks (lowest
    wake-up latency, one core busy while waiting); YIELD spins with a scheduler yield between
-   checks; BLOCK parks at once (no busy core, a wake-up cost per wait). */
+   checks; BLOCK parks at once (no busy core, a wake-up cost per wait). The policy covers every
+   host wait of the context's streams and events: rrt_stream_synchronize,
+   rrt_event_synchronize, rrt_run_wait and rrt_run, and the waits inside rrt_stream_destroy,
+   rrt_device_free and rrt_context_finalize. rrt_context_create refuses a value outside this
+   enum with RRT_ERR_INVALID_ARGUMENT. It applies to the simulator; CUDA contexts wait as the
+   CUDA runtime's default device scheduling does, whatever the policy. */
 typedef enum rrt_wait_policy {
   RRT_WAIT_SPIN_THEN_BLOCK = 0,
   RRT_WAIT_SPIN = 1,
@@ -230,6 +235,12 @@ RRT_API rrt_status_t rrt_stream_create(rrt_context_t ctx, rrt_stream_t *out);
 RRT_API rrt_status_t rrt_stream_destroy(rrt_stream_t stream);
 /* RRT_ERR_INVALID_STATE on a capturing stream. */
 RRT_API rrt_status_t rrt_stream_synchronize(rrt_stream_t stream);
+/* Sets *out_done to 1 when all work queued on `stream` so far has executed, 0 otherwise. Never
+   waits, and never reports or clears a failure: work that failed counts as executed, and its
+   failure stays sticky for rrt_stream_synchronize. On a capturing stream it answers for the
+   work queued before the capture began (captured work is recorded, not queued). Thread-safe;
+   RRT_ERR_INVALID_ARGUMENT for a null stream or out_done. */
+RRT_API rrt_status_t rrt_stream_query(rrt_stream_t stream, int *out_done);
 RRT_API rrt_status_t rrt_event_create(rrt_context_t ctx, rrt_event_t *out);
 RRT_API rrt_status_t rrt_event_record(rrt_event_t event, rrt_stream_t stream);
 /* The stream's later work waits for the event's most recent record at the time of this call
@@ -238,6 +249,12 @@ RRT_API rrt_status_t rrt_stream_wait_event(rrt_stream_t stream, rrt_event_t even
 /* Waits for the event's most recent record. Reports the failure that record carried unless
    its stream reported it already, and clears it on that stream. */
 RRT_API rrt_status_t rrt_event_synchronize(rrt_event_t event);
+/* Sets *out_done to 1 when the event's most recent record has executed (or it was never
+   recorded), 0 otherwise. Never waits, and never reports or clears the failure that record
+   carried (rrt_event_synchronize does). A record captured into a graph counts only once a
+   replay queues it: until then the most recent record is the one made before. Thread-safe;
+   RRT_ERR_INVALID_ARGUMENT for a null event or out_done. */
+RRT_API rrt_status_t rrt_event_query(rrt_event_t event, int *out_done);
 /* Waits for the event's most recent record first. A failure that record carried is not
    reported here: it stays sticky on the stream that recorded it. RRT_ERR_INVALID_STATE while
    a graph or a capture in progress records or waits on the event. */
@@ -354,6 +371,27 @@ typedef struct rrt_kernel_desc {
   uint32_t num_scalars;
   uint64_t writes;
 } rrt_kernel_desc_t;
+/* Registers the kernel `desc` declares, under desc->name (name rules as rrt_kernel_register;
+   `user` must outlive the context); *out_kernel_id is its id. RRT_ERR_INVALID_ARGUMENT for a
+   null ctx, desc, name or out_kernel_id, a struct_size below sizeof(rrt_kernel_desc_t) of ABI
+   1.2, both or neither of fn and native_fn set, num_tensors above RRT_KERNEL_MAX_TENSORS,
+   num_scalars above 1024, or a `writes` bit at or above num_tensors. RRT_ERR_UNSUPPORTED
+   when the set function does not suit the platform (fn on CUDA, native_fn on the simulator).
+   RRT_ERR_INVALID_STATE once the context holds 256 kernels. A task has at most 32 operands,
+   so a kernel declaring more tensors and scalars than that registers but no task can use it.
+   What the declaration buys, at rrt_callable_prepare (and rrt_capacity_plan_fit does not
+   know the kernel, so it checks none of it):
+     - a task whose tensor or scalar operand count differs is RRT_ERR_INVALID_ARGUMENT naming
+       the task, the kernel and both counts;
+     - dependencies follow the declared writes: two tasks that only read a tensor are not
+       ordered by it (a kernel from rrt_kernel_register or rrt_kernel_register_native counts
+       as reading and writing every tensor operand, so it is ordered with every task that
+       touches one of its tensors);
+     - data flow is checked as for the built-ins: a task writing an RRT_DIR_IN parameter, or
+       reading an intermediate or an RRT_DIR_OUT parameter that no earlier task wrote, is
+       RRT_ERR_INVALID_ARGUMENT naming the task, the operand (for a write) and the tensor. */
+RRT_API rrt_status_t rrt_kernel_register_desc(rrt_context_t ctx, const rrt_kernel_desc_t *desc,
+                                              int32_t *out_kernel_id);
 /* RRT_ERR_INVALID_ARGUMENT when no kernel has that name. */
 RRT_API rrt_status_t rrt_kernel_lookup(rrt_context_t ctx, const char *name, int32_t *out_kernel_id);
 

@@ -6,6 +6,7 @@
 #include "capi/handles.h"
 #include "capi/stream_lookup.h"
 #include "capi/validate.h"
+#include "capi/wait_options.h"
 #include "common/format.h"
 #include "platform/device_factory.h"
 
@@ -45,8 +46,11 @@ RRT_API rrt_status_t rrt_context_create(const rrt_context_options_t *options, rr
   return guarded("rrt_context_create", [&]() -> Status {
     RRT_RETURN_IF_ERROR(replayrt::capi::validate_context_options(options));
     RRT_RETURN_IF_ERROR(require_non_null(out, "out"));
+    replayrt::HostWaitPolicy wait_policy;
+    RRT_RETURN_IF_ERROR(replayrt::capi::context_wait_policy(*options, &wait_policy));
     std::unique_ptr<replayrt::Device> device;
     RRT_RETURN_IF_ERROR(replayrt::create_device(options->platform, options->device_id, &device));
+    device->set_host_wait_policy(wait_policy);
     auto context = std::make_unique<rrt_context_s>();
     context->platform = options->platform;
     const unsigned workers = options->device_workers == 0 ? 1 : options->device_workers;

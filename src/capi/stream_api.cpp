@@ -98,6 +98,15 @@ RRT_API rrt_status_t rrt_stream_synchronize(rrt_stream_t stream) {
   });
 }
 
+RRT_API rrt_status_t rrt_stream_query(rrt_stream_t stream, int *out_done) {
+  return guarded("rrt_stream_query", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(stream, "stream"));
+    RRT_RETURN_IF_ERROR(require_non_null(out_done, "out_done"));
+    *out_done = stream->stream->query() ? 1 : 0;
+    return Status::ok();
+  });
+}
+
 RRT_API rrt_status_t rrt_event_create(rrt_context_t ctx, rrt_event_t *out) {
   return guarded("rrt_event_create", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
@@ -139,6 +148,15 @@ RRT_API rrt_status_t rrt_event_synchronize(rrt_event_t event) {
   return guarded("rrt_event_synchronize", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_non_null(event, "event"));
     return event->event->synchronize();
+  });
+}
+
+RRT_API rrt_status_t rrt_event_query(rrt_event_t event, int *out_done) {
+  return guarded("rrt_event_query", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(event, "event"));
+    RRT_RETURN_IF_ERROR(require_non_null(out_done, "out_done"));
+    *out_done = event->event->query() ? 1 : 0;
+    return Status::ok();
   });
 }
 

@@ -20,6 +20,8 @@ Status Device::wrap_native_stream(void * /*native_stream*/, std::unique_ptr<Stre
                        std::string(properties().name) + " devices have no native streams");
 }
 
+void Device::set_host_wait_policy(const HostWaitPolicy & /*policy*/) {}
+
 Status Device::register_foreign(void * /*ptr*/, std::size_t /*bytes*/) {
   return Status::error(RRT_ERR_UNSUPPORTED, std::string(properties().name) +
                                                 " devices cannot admit foreign allocations");

@@ -4,6 +4,7 @@
 // (platform/device_factory.h) chooses a backend; nothing above the platform layer names one.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -84,6 +85,16 @@ struct DeviceProperties {
 
 class KernelRegistry;  // platform/launch/kernel_registry.h
 
+// How a host thread waits for device work of a device (a stream or event synchronize, a
+// stream's wait_idle, an event wait): rrt_wait_policy_t of the context. kSpinThenBlock spins
+// for spin_budget and then parks the thread; kSpin never parks; kYield yields the processor
+// between checks and never parks; kBlock parks at once.
+struct HostWaitPolicy {
+  enum class Kind { kSpinThenBlock, kSpin, kYield, kBlock };
+  Kind kind = Kind::kSpinThenBlock;
+  std::chrono::nanoseconds spin_budget = std::chrono::microseconds(250);
+};
+
 // How an Executor runs the kernels of a bound launch.
 struct ExecutorConfig {
   // The kernels that task-graph images name by id. Must outlive the executor.
@@ -152,6 +163,10 @@ class Device {
   virtual Status register_foreign(void *ptr, std::size_t bytes);
   virtual Status unregister_foreign(void *ptr);
   virtual Status create_event(std::unique_ptr<Event> *out) = 0;
+  // How host waits on this device's streams and events wait. Streams and events created
+  // afterwards use `policy`; call it before creating any. Default: ignored (a backend whose
+  // runtime chooses how host threads wait, CUDA, keeps its own scheduling).
+  virtual void set_host_wait_policy(const HostWaitPolicy &policy);
   // The device's executor of bound launches. RRT_ERR_INVALID_ARGUMENT for a null `out` or a
   // config without kernels; RRT_ERR_INTERNAL when the backend cannot start its workers. The
   // executor must outlive every stream it enqueued on and every graph that captured one of
@@ -252,6 +267,10 @@ class Stream {
   // Waits until all work queued so far has executed, also while capturing; reports nothing
   // (the sticky failure stays for synchronize()).
   virtual Status wait_idle() = 0;
+  // True when all work queued so far has executed (while capturing: the work queued before the
+  // capture began; captured work is recorded, not queued). Never waits, and reports and clears
+  // nothing: a failed operation counts as executed and its failure stays for synchronize().
+  virtual bool query() const = 0;
 
   virtual Status begin_capture() = 0;
   virtual Status end_capture(std::unique_ptr<Graph> *out) = 0;

@@ -81,6 +81,41 @@ struct TensorHistory {
   bool written = false;
 };
 
+// The tensor a task's tensor operand reads or writes: the parameter or intermediate whose
+// history its accesses count against, for the data-flow checks and for dependencies.
+struct AccessedTensor {
+  bool is_param = false;
+  std::uint32_t index = 0;
+};
+
+AccessedTensor accessed_tensor(const OperandRef &ref) {
+  return AccessedTensor{ref.kind == RRT_OPERAND_PARAM, ref.index};
+}
+
+// The data-flow checks of one tensor operand of a kernel that declares its writes: a read
+// needs an earlier write (or an IN/INOUT parameter), and a write needs a parameter that is
+// not IN.
+Status check_declared_access(const Callable &callable, const KernelEntry &kernel,
+                             std::uint32_t task, std::uint32_t operand,
+                             const AccessedTensor &tensor, const TensorHistory &history,
+                             bool writes) {
+  if (!writes && !history.written) {
+    if (!tensor.is_param) {
+      return invalid(
+          format("task %u reads intermediate %u before any task writes it", task, tensor.index));
+    }
+    if (callable.params()[tensor.index].direction == RRT_DIR_OUT) {
+      return invalid(
+          format("task %u reads OUT param %u before any task writes it", task, tensor.index));
+    }
+  }
+  if (writes && tensor.is_param && callable.params()[tensor.index].direction == RRT_DIR_IN) {
+    return invalid(format("task %u operand %u: kernel '%s' writes IN param %u", task, operand,
+                          kernel.name.c_str(), tensor.index));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 std::uint64_t dtype_bytes(std::int32_t dtype) noexcept {
@@ -101,7 +136,8 @@ std::uint64_t dtype_bytes(std::int32_t dtype) noexcept {
 
 Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &kernels,
                         std::unique_ptr<const Callable> *out, UnknownKernels unknown) {
-  static const KernelEntry kUndeclaredUserKernel{"<user kernel>", nullptr, nullptr, -1, -1, false};
+  static const KernelEntry kUndeclaredUserKernel{
+      "<user kernel>", nullptr, nullptr, -1, -1, KernelEntry::kWritesEveryTensor};
   const std::int32_t bind = raw_enum(desc.bind);
   if (bind != RRT_BIND_DEVICE_BUILD && bind != RRT_BIND_HOST_BUILD) {
     return invalid(format("unknown bind strategy %d", bind));
@@ -217,27 +253,13 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
     // Data flow and dependencies.
     std::vector<std::uint32_t> &deps = predecessors[t];
     for (std::uint32_t o = 0; o < plan.num_tensors; ++o) {
-      const OperandRef &ref = callable->operands_[plan.first_operand + o];
-      const bool is_param = ref.kind == RRT_OPERAND_PARAM;
-      const bool is_last = o + 1 == plan.num_tensors;
-      const bool writes = !kernel.writes_last_tensor_only || is_last;
-      const bool reads = !kernel.writes_last_tensor_only || !is_last;
+      const AccessedTensor tensor = accessed_tensor(callable->operands_[plan.first_operand + o]);
+      const bool writes = kernel.writes_tensor(o);
       TensorHistory &history =
-          is_param ? param_history[ref.index] : intermediate_history[ref.index];
-      if (kernel.writes_last_tensor_only) {
-        if (reads && !history.written) {
-          if (!is_param) {
-            return invalid(
-                format("task %u reads intermediate %u before any task writes it", t, ref.index));
-          }
-          if (callable->params_[ref.index].direction == RRT_DIR_OUT) {
-            return invalid(
-                format("task %u reads OUT param %u before any task writes it", t, ref.index));
-          }
-        }
-        if (writes && is_param && callable->params_[ref.index].direction == RRT_DIR_IN) {
-          return invalid(format("task %u writes IN param %u", t, ref.index));
-        }
+          tensor.is_param ? param_history[tensor.index] : intermediate_history[tensor.index];
+      if (kernel.declares_operands()) {
+        RRT_RETURN_IF_ERROR(
+            check_declared_access(*callable, kernel, t, o, tensor, history, writes));
       }
       if (history.last_writer >= 0) {
         deps.push_back(static_cast<std::uint32_t>(history.last_writer));
@@ -248,12 +270,10 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
     }
     // Record this task's accesses after all its own reads were resolved.
     for (std::uint32_t o = 0; o < plan.num_tensors; ++o) {
-      const OperandRef &ref = callable->operands_[plan.first_operand + o];
-      const bool is_last = o + 1 == plan.num_tensors;
-      const bool writes = !kernel.writes_last_tensor_only || is_last;
-      TensorHistory &history = ref.kind == RRT_OPERAND_PARAM ? param_history[ref.index]
-                                                             : intermediate_history[ref.index];
-      if (writes) {
+      const AccessedTensor tensor = accessed_tensor(callable->operands_[plan.first_operand + o]);
+      TensorHistory &history =
+          tensor.is_param ? param_history[tensor.index] : intermediate_history[tensor.index];
+      if (kernel.writes_tensor(o)) {
         history.last_writer = t;
         history.readers.clear();
         history.written = true;

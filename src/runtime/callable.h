@@ -58,14 +58,16 @@ struct CallableRequirements {
 //     (an older desc's parameters are all RRT_PARAM_SPACE_ANY);
 //   - tasks: a registered kernel, at most kMaxOperandsPerTask operands, tensors before
 //     scalars, every index in range, the operand counts the kernel declares;
-//   - data flow (for kernels that declare which tensor they write, every built-in): no task
-//     reads an intermediate or an OUT parameter before some earlier task wrote it, and no task
-//     writes an IN parameter.
+//   - data flow (for kernels that declare which tensors they write: every built-in, and
+//     kernels registered with a descriptor): no task reads an intermediate or an OUT parameter
+//     before some earlier task wrote it, and no task writes an IN parameter (the message names
+//     the task, the operand, the kernel and the parameter).
 // Dependencies are derived from program order: a task depends on the last earlier writer of
 // every tensor it touches, and a task that writes a tensor also depends on every reader since
 // the previous write. A dependency therefore always points to an earlier task, so the graph
-// is acyclic by construction. A kernel that does not declare its writes (a user kernel)
-// counts as reading and writing every tensor operand.
+// is acyclic by construction. Tasks that only read a tensor are not ordered by it. A kernel
+// that does not declare its writes (rrt_kernel_register, rrt_kernel_register_native) counts as
+// reading and writing every tensor operand.
 //
 // Thread safety: immutable after create(); share freely.
 class Callable {

@@ -96,7 +96,7 @@ TEST_F(CallableTest, UserKernelsReadAndWriteEveryTensor) {
   std::int32_t id = -1;
   ASSERT_TRUE(kernels_
                   .add(KernelEntry{"mine", [](const rrt_kernel_args_t *, void *) { return 0; },
-                                   nullptr, -1, -1, false},
+                                   nullptr, -1, -1, KernelEntry::kWritesEveryTensor},
                        &id)
                   .is_ok());
   CallableBuilder b;
@@ -105,6 +105,96 @@ TEST_F(CallableTest, UserKernelsReadAndWriteEveryTensor) {
   b.task(id, {param(0)});
   ASSERT_TRUE(create(b).is_ok());
   EXPECT_EQ(callable_->tasks()[1].num_predecessors, 1u);
+}
+
+// A kernel registered with a descriptor: `tensors` tensor operands, `scalars` scalars, writing
+// the tensors whose bit is set in `writes`.
+std::int32_t add_declared(KernelRegistry &kernels, const char *name, int tensors, int scalars,
+                          std::uint64_t writes) {
+  KernelEntry entry;
+  entry.name = name;
+  entry.sim_host_fn = [](const rrt_kernel_args_t *, void *) { return 0; };
+  entry.num_tensors = tensors;
+  entry.num_scalars = scalars;
+  entry.writes = writes;
+  std::int32_t id = -1;
+  EXPECT_TRUE(kernels.add(std::move(entry), &id).is_ok());
+  return id;
+}
+
+TEST_F(CallableTest, TasksThatOnlyReadATensorThroughADeclaredKernelAreNotOrdered) {
+  const std::int32_t reduce = add_declared(kernels_, "reduce", 2, 0, 0b10);  // reads 0, writes 1
+  CallableBuilder b;
+  b.param(f32({4})).param(f32({4}, RRT_DIR_OUT)).param(f32({4}, RRT_DIR_OUT));
+  b.intermediate(f32({4}));
+  b.task(testing::kCopy, {param(0), inter(0)});  // 0 writes t0
+  b.task(reduce, {inter(0), param(1)});          // 1 reads t0
+  b.task(reduce, {inter(0), param(2)});          // 2 reads t0
+  ASSERT_TRUE(create(b).is_ok());
+  EXPECT_EQ(callable_->tasks()[1].num_predecessors, 1u);
+  EXPECT_EQ(callable_->tasks()[2].num_predecessors, 1u);  // the writer only, not task 1
+  EXPECT_EQ(callable_->tasks()[0].num_successors, 2u);
+}
+
+TEST_F(CallableTest, ADeclaredWriteOrdersEarlierReadersAndLaterOnes) {
+  const std::int32_t update = add_declared(kernels_, "update", 2, 0, 0b01);  // writes 0, reads 1
+  const std::int32_t reduce = add_declared(kernels_, "reduce", 2, 0, 0b10);  // reads 0, writes 1
+  CallableBuilder b;
+  b.param(f32({4}, RRT_DIR_INOUT)).param(f32({4})).param(f32({4}, RRT_DIR_OUT));
+  b.param(f32({4}, RRT_DIR_OUT));
+  b.task(reduce, {param(0), param(2)});  // 0 reads p0
+  b.task(update, {param(0), param(1)});  // 1 writes p0: after reader 0
+  b.task(reduce, {param(0), param(3)});  // 2 reads p0: after writer 1
+  ASSERT_TRUE(create(b).is_ok());
+  EXPECT_EQ(callable_->tasks()[0].num_predecessors, 0u);
+  EXPECT_EQ(callable_->tasks()[1].num_predecessors, 1u);
+  EXPECT_EQ(callable_->tasks()[2].num_predecessors, 1u);
+  EXPECT_EQ(callable_->successors()[callable_->tasks()[1].first_successor], 2u);
+}
+
+TEST_F(CallableTest, ADeclaredWriteToAnInParamIsRefusedNamingTaskOperandAndParam) {
+  const std::int32_t update = add_declared(kernels_, "update", 2, 0, 0b01);
+  CallableBuilder b;
+  b.param(f32({4}, RRT_DIR_INOUT)).param(f32({4}));
+  b.task(update, {param(0), param(1)});
+  b.task(update, {param(1), param(0)});
+  expect_invalid(b, "task 1 operand 0: kernel 'update' writes IN param 1");
+}
+
+TEST_F(CallableTest, ADeclaringKernelWithTheWrongArityIsRefusedNamingTaskAndKernel) {
+  const std::int32_t update = add_declared(kernels_, "update", 2, 1, 0b01);
+  CallableBuilder b;
+  b.param(f32({4}, RRT_DIR_INOUT)).param(f32({4}));
+  b.task(update, {param(0), param(1), imm(3)});
+  b.task(update, {param(0), imm(3)});
+  expect_invalid(b,
+                 "task 1: kernel 'update' takes 2 tensors and 1 scalars, the task gives 1 and 1");
+}
+
+TEST_F(CallableTest, ADeclaringKernelReadingAnUnwrittenIntermediateIsRefused) {
+  const std::int32_t reduce = add_declared(kernels_, "reduce", 2, 0, 0b10);
+  CallableBuilder b;
+  b.param(f32({4}, RRT_DIR_OUT)).intermediate(f32({4}));
+  b.task(reduce, {inter(0), param(0)});
+  expect_invalid(b, "task 0 reads intermediate 0 before any task writes it");
+}
+
+TEST_F(CallableTest, TheRegistryRefusesDeclaredWritesBeyondTheTensorCount) {
+  KernelEntry entry;
+  entry.name = "wide";
+  entry.sim_host_fn = [](const rrt_kernel_args_t *, void *) { return 0; };
+  entry.num_tensors = 2;
+  entry.num_scalars = 0;
+  entry.writes = 0b100;
+  std::int32_t id = -1;
+  const Status status = kernels_.add(entry, &id);
+  EXPECT_EQ(status.code(), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(status.message().find("only 2 tensor operands"), std::string::npos) << status.message();
+  entry.num_tensors = RRT_KERNEL_MAX_TENSORS + 1;
+  EXPECT_EQ(kernels_.add(entry, &id).code(), RRT_ERR_INVALID_ARGUMENT);
+  entry.num_tensors = RRT_KERNEL_MAX_TENSORS;
+  entry.writes = KernelEntry::kWritesEveryTensor;
+  EXPECT_TRUE(kernels_.add(entry, &id).is_ok());
 }
 
 TEST_F(CallableTest, ContentKeyFollowsContent) {

@@ -128,6 +128,10 @@ cudaError_t fake_stream_destroy(cudaStream_t stream) {
 cudaError_t fake_stream_synchronize(cudaStream_t) {
   return cudaSuccess;
 }
+cudaError_t fake_stream_query(cudaStream_t) {
+  ++g_fake->stream_queries;
+  return g_fake->stream_query_result;
+}
 cudaError_t fake_stream_wait_event(cudaStream_t stream, cudaEvent_t, unsigned int) {
   return submit(stream, Op{Op::Kind::kWait, nullptr, nullptr, 0, 0});
 }
@@ -287,6 +291,7 @@ FakeCuda::FakeCuda() {
       .stream_create_with_flags = &fake_stream_create,
       .stream_destroy = &fake_stream_destroy,
       .stream_synchronize = &fake_stream_synchronize,
+      .stream_query = &fake_stream_query,
       .stream_wait_event = &fake_stream_wait_event,
       .stream_begin_capture = &fake_begin_capture,
       .stream_end_capture = &fake_end_capture,

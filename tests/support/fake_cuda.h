@@ -36,6 +36,9 @@ class FakeCuda {
   cudaError_t end_capture_error = cudaSuccess;
   cudaError_t instantiate_error = cudaSuccess;
   cudaError_t upload_error = cudaSuccess;
+  // What cudaStreamQuery returns (work runs at once here, so cudaSuccess is the truth;
+  // cudaErrorNotReady pretends work is still queued).
+  cudaError_t stream_query_result = cudaSuccess;
   // When true, a freed block of the same size is handed out again by the next cudaMalloc.
   bool reuse_freed = false;
 
@@ -47,6 +50,7 @@ class FakeCuda {
   int live_graphs = 0;
   int live_execs = 0;
   int graph_launches = 0;
+  int stream_queries = 0;
   int relaxed_mode_exchanges = 0;
   std::size_t live_device_blocks() const { return blocks_.size(); }
 

@@ -55,6 +55,9 @@ class FaultInjectingDevice final : public Device {
   MemoryCounters memory_counters() const override { return inner_.memory_counters(); }
   Status create_stream(std::unique_ptr<Stream> *out) override { return inner_.create_stream(out); }
   Status create_event(std::unique_ptr<Event> *out) override { return inner_.create_event(out); }
+  void set_host_wait_policy(const HostWaitPolicy &policy) override {
+    inner_.set_host_wait_policy(policy);
+  }
   Status create_executor(const ExecutorConfig &config, std::unique_ptr<Executor> *out) override {
     return inner_.create_executor(config, out);
   }

@@ -45,6 +45,7 @@ const CudaApi kRealApi{
     .stream_create_with_flags = &cudaStreamCreateWithFlags,
     .stream_destroy = &cudaStreamDestroy,
     .stream_synchronize = &cudaStreamSynchronize,
+    .stream_query = &cudaStreamQuery,
     .stream_wait_event = &stream_wait_event,
     .stream_begin_capture = &cudaStreamBeginCapture,
     .stream_end_capture = &cudaStreamEndCapture,

@@ -21,6 +21,7 @@ struct CudaApi {
   cudaError_t (*stream_create_with_flags)(cudaStream_t *, unsigned int);
   cudaError_t (*stream_destroy)(cudaStream_t);
   cudaError_t (*stream_synchronize)(cudaStream_t);
+  cudaError_t (*stream_query)(cudaStream_t);
   cudaError_t (*stream_wait_event)(cudaStream_t, cudaEvent_t, unsigned int);
   cudaError_t (*stream_begin_capture)(cudaStream_t, cudaStreamCaptureMode);
   cudaError_t (*stream_end_capture)(cudaStream_t, cudaGraph_t *);

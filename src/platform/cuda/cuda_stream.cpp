@@ -464,6 +464,20 @@ Status CudaStream::wait_idle() {
   return Status::ok();
 }
 
+bool CudaStream::query() const {
+  if (!device_.make_current().is_ok()) {
+    return true;
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const bool capturing = capturing_.load(std::memory_order_acquire);
+  const cudaError_t state =
+      capturing ? api_.event_query(before_capture_) : api_.stream_query(stream_);
+  if (state != cudaSuccess) {
+    (void)api_.get_last_error();
+  }
+  return state != cudaErrorNotReady;
+}
+
 Status CudaStream::begin_capture() {
   const std::lock_guard<std::mutex> lock(mutex_);
   if (capturing_.load(std::memory_order_acquire)) {

@@ -125,7 +125,10 @@ Status audit_cuda_graph(const CudaApi &api, cudaGraph_t graph, const AllocationT
 // synchronize: cudaStreamSynchronize (a device fault is RRT_ERR_KERNEL_FAILED and poisons the
 // CUDA context), then reports the pending failure. wait_idle waits without reporting; while
 // capturing it waits for the event recorded just before the capture began (a capturing CUDA
-// stream cannot be synchronized), that is for the work queued before the capture.
+// stream cannot be synchronized), that is for the work queued before the capture. query is
+// cudaStreamQuery (while capturing: cudaEventQuery of that event); cudaErrorNotReady is "not
+// done", any other error counts as done (nothing more will execute; synchronize reports it).
+// Host waits use the CUDA runtime's own device scheduling; set_host_wait_policy is ignored.
 // Destruction abandons a capture (destroying the partial graph), waits for queued work and
 // destroys an owned cudaStream_t.
 class CudaStream final : public Stream {
@@ -143,6 +146,7 @@ class CudaStream final : public Stream {
   Status wait_event(Event &event) override;
   Status synchronize() override;
   Status wait_idle() override;
+  bool query() const override;
   Status begin_capture() override;
   Status end_capture(std::unique_ptr<Graph> *out) override;
   bool is_capturing() const override;

@@ -9,6 +9,37 @@
 
 namespace replayrt {
 
+namespace {
+
+// A kernel that declares its operands declares both counts within the registry's limits and
+// writes only tensors it has.
+Status check_declared_operands(const KernelEntry &entry) {
+  if (entry.num_tensors < 0 && entry.num_scalars < 0 &&
+      entry.writes == KernelEntry::kWritesEveryTensor) {
+    return Status::ok();
+  }
+  if (entry.num_tensors < 0 || entry.num_tensors > KernelRegistry::kMaxDeclaredTensors ||
+      entry.num_scalars < 0 || entry.num_scalars > KernelRegistry::kMaxDeclaredScalars) {
+    return Status::error(
+        RRT_ERR_INVALID_ARGUMENT,
+        format("kernel '%s' declares %d tensors and %d scalars (tensors: 0 to "
+               "%d, scalars: 0 to %d)",
+               entry.name.c_str(), entry.num_tensors, entry.num_scalars,
+               KernelRegistry::kMaxDeclaredTensors, KernelRegistry::kMaxDeclaredScalars));
+  }
+  const std::uint64_t own = entry.num_tensors == 64 ? KernelEntry::kWritesEveryTensor
+                                                    : (std::uint64_t{1} << entry.num_tensors) - 1;
+  if ((entry.writes & ~own) != 0) {
+    return Status::error(
+        RRT_ERR_INVALID_ARGUMENT,
+        format("kernel '%s' declares writes 0x%llx but only %d tensor operands", entry.name.c_str(),
+               static_cast<unsigned long long>(entry.writes), entry.num_tensors));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 KernelRegistry::KernelRegistry() {
   for (const BuiltinKernel &builtin : builtin_kernels()) {
     std::int32_t id = -1;
@@ -18,7 +49,7 @@ KernelRegistry::KernelRegistry() {
     entry.native_launch = builtin_native_launcher(builtin.name);
     entry.num_tensors = builtin.num_tensors;
     entry.num_scalars = builtin.num_scalars;
-    entry.writes_last_tensor_only = true;
+    entry.writes = std::uint64_t{1} << (builtin.num_tensors - 1);
     entry.check_operands = builtin_operand_check(builtin.name);
     const Status status = add(std::move(entry), &id);
     if (!status.is_ok()) {
@@ -39,6 +70,7 @@ Status KernelRegistry::add(KernelEntry entry, std::int32_t *out_id) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT,
                          "kernel '" + entry.name + "' has a null function pointer");
   }
+  RRT_RETURN_IF_ERROR(check_declared_operands(entry));
   const std::lock_guard<std::mutex> lock(mutex_);
   if (ids_.count(entry.name) != 0) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT,

@@ -17,6 +17,8 @@
 namespace replayrt {
 
 struct KernelEntry {
+  static constexpr std::uint64_t kWritesEveryTensor = ~std::uint64_t{0};
+
   std::string name;
   // The simulator's launcher: a host function the simulated device's workers call once per
   // task with the task's resolved operands. Null for a kernel the simulator cannot run.
@@ -27,9 +29,11 @@ struct KernelEntry {
   // kernels registered through the C ABI).
   int num_tensors = -1;
   int num_scalars = -1;
-  // True when the last tensor operand is the only one the kernel writes (every built-in).
-  // Otherwise every tensor operand counts as read and written when dependencies are derived.
-  bool writes_last_tensor_only = false;
+  // The tensor operands the kernel writes: bit i for tensor operand i; the others it only
+  // reads. Built-ins write their last tensor operand; a kernel registered with a descriptor
+  // declares its mask. kWritesEveryTensor for a kernel that declares nothing: every tensor
+  // operand counts as read and written when dependencies are derived.
+  std::uint64_t writes = kWritesEveryTensor;
   // Validates a task's resolved operands on the host without dereferencing them: 0, or the
   // result code the kernel would return (built-ins: platform/launch/builtin_kernels.h). Null
   // when the kernel declares no host-side check (user kernels).
@@ -38,6 +42,15 @@ struct KernelEntry {
   // stream's native handle; it enqueues the kernel's device work there. Null for a kernel that
   // has no native implementation.
   rrt_native_launch_fn native_launch = nullptr;
+
+  // True when the kernel declares its operand counts and its writes (built-ins and kernels
+  // registered with a descriptor); data flow is then checked against `writes` at prepare.
+  bool declares_operands() const noexcept { return num_tensors >= 0; }
+  // True when the kernel writes tensor operand `index` (every index, for a kernel that
+  // declares nothing).
+  bool writes_tensor(std::uint32_t index) const noexcept {
+    return index >= 64 ? writes == kWritesEveryTensor : ((writes >> index) & 1U) != 0;
+  }
 
   // True when some backend can launch the kernel.
   bool has_launcher() const noexcept { return sim_host_fn != nullptr || native_launch != nullptr; }
@@ -51,14 +64,18 @@ struct KernelEntry {
 class KernelRegistry {
  public:
   static constexpr int kMaxKernels = 256;
+  static constexpr int kMaxDeclaredTensors = RRT_KERNEL_MAX_TENSORS;
+  static constexpr int kMaxDeclaredScalars = 1024;
 
   // A registry holding the built-in kernels. Aborts the process, naming the kernel, if the
   // built-in table holds an entry add() rejects (a bug in that table).
   KernelRegistry();
 
-  // RRT_ERR_INVALID_ARGUMENT for an empty or over-long name, an entry without a launcher, or a
-  // name already present (the message says which); RRT_ERR_INVALID_STATE once kMaxKernels are
-  // registered.
+  // RRT_ERR_INVALID_ARGUMENT for an empty or over-long name, an entry without a launcher, a
+  // name already present, or declared operands out of shape (one count declared without the
+  // other, more than kMaxDeclaredTensors tensors or kMaxDeclaredScalars scalars, a `writes`
+  // bit at or above num_tensors) (the
+  // message says which); RRT_ERR_INVALID_STATE once kMaxKernels are registered.
   Status add(KernelEntry entry, std::int32_t *out_id);
   // INVALID_ARGUMENT naming the kernel when it is unknown.
   Status find(const std::string &name, std::int32_t *out_id) const;

@@ -58,7 +58,7 @@ Status SimDevice::create_stream(std::unique_ptr<Stream> *out) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT, "create_stream with a null stream output");
   }
   try {
-    *out = std::make_unique<SimStream>(memory_);
+    *out = std::make_unique<SimStream>(memory_, host_wait());
   } catch (const std::system_error &error) {
     return Status::error(
         RRT_ERR_INTERNAL,
@@ -71,8 +71,18 @@ Status SimDevice::create_event(std::unique_ptr<Event> *out) {
   if (out == nullptr) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT, "create_event with a null event output");
   }
-  *out = std::make_unique<SimEvent>();
+  *out = std::make_unique<SimEvent>(host_wait());
   return Status::ok();
+}
+
+void SimDevice::set_host_wait_policy(const HostWaitPolicy &policy) {
+  const std::lock_guard<std::mutex> lock(host_wait_mutex_);
+  host_wait_ = policy;
+}
+
+HostWaitPolicy SimDevice::host_wait() const {
+  const std::lock_guard<std::mutex> lock(host_wait_mutex_);
+  return host_wait_;
 }
 
 Status SimDevice::create_executor(const ExecutorConfig &config, std::unique_ptr<Executor> *out) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 
 #include "platform/device.h"
 #include "platform/sim/sim_memory.h"
@@ -36,13 +37,19 @@ class SimDevice final : public Device {
   Status create_stream(std::unique_ptr<Stream> *out) override;
   // RRT_ERR_INVALID_ARGUMENT for a null `out`.
   Status create_event(std::unique_ptr<Event> *out) override;
+  // Streams and events created afterwards wait on the host as `policy` says.
+  void set_host_wait_policy(const HostWaitPolicy &policy) override;
   // A DeviceRuntime (platform/sim/executor) with config.sim_workers workers per invocation.
   Status create_executor(const ExecutorConfig &config, std::unique_ptr<Executor> *out) override;
 
   SimMemory &memory() noexcept { return memory_; }
 
  private:
+  HostWaitPolicy host_wait() const;
+
   SimMemory memory_;
+  mutable std::mutex host_wait_mutex_;
+  HostWaitPolicy host_wait_;  // guarded by host_wait_mutex_
 };
 
 }  // namespace replayrt::sim

@@ -35,6 +35,11 @@ void SimEventState::wait_for(std::uint64_t sequence,
   wait_until_at_least(completed_, sequence, budget);
 }
 
+void SimEventState::host_wait_for(std::uint64_t sequence,
+                                  const HostWaitPolicy &policy) const noexcept {
+  host_wait_until_at_least(completed_, sequence, policy);
+}
+
 Status SimEventState::report_carried_failure() {
   std::shared_ptr<StickyFailure> origin;
   std::uint64_t serial = 0;
@@ -46,7 +51,8 @@ Status SimEventState::report_carried_failure() {
   return origin != nullptr ? origin->report(serial) : Status::ok();
 }
 
-SimEvent::SimEvent() : state_(std::make_shared<SimEventState>()) {}
+SimEvent::SimEvent(HostWaitPolicy host_wait)
+    : state_(std::make_shared<SimEventState>()), host_wait_(host_wait) {}
 
 SimEvent::~SimEvent() = default;
 
@@ -55,14 +61,14 @@ Status SimEvent::synchronize() {
   if (target == 0) {
     return Status::ok();
   }
-  state_->wait_for(target, kHostWaitSpinBudget);
+  state_->host_wait_for(target, host_wait_);
   return state_->report_carried_failure();
 }
 
 void SimEvent::wait() {
   const std::uint64_t target = state_->latest_record();
   if (target != 0) {
-    state_->wait_for(target, kHostWaitSpinBudget);
+    state_->host_wait_for(target, host_wait_);
   }
 }
 

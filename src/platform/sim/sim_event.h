@@ -43,6 +43,8 @@ class SimEventState {
   // then parks.
   void wait_for(std::uint64_t sequence,
                 std::chrono::nanoseconds budget = kDefaultSpinBudget) const noexcept;
+  // A host thread's wait for record `sequence` (or a later one), as `policy` says.
+  void host_wait_for(std::uint64_t sequence, const HostWaitPolicy &policy) const noexcept;
   // Reports the failure carried by the highest-numbered executed record if its stream has not
   // reported it yet (clearing it there); OK otherwise.
   Status report_carried_failure();
@@ -62,11 +64,12 @@ class SimEventState {
 // Thread safety: every member is thread-safe.
 class SimEvent final : public Event {
  public:
-  SimEvent();
+  // Host waits (synchronize, wait) wait as `host_wait` says.
+  explicit SimEvent(HostWaitPolicy host_wait = {});
   ~SimEvent() override;
 
-  // A host wait: spins for up to kHostWaitSpinBudget, then parks. Reports (and so clears)
-  // the failure the awaited record carried, unless its stream reported it already.
+  // A host wait (by default: spins for up to kHostWaitSpinBudget, then parks). Reports (and so
+  // clears) the failure the awaited record carried, unless its stream reported it already.
   Status synchronize() override;
   void wait() override;
   bool query() const override;
@@ -75,6 +78,7 @@ class SimEvent final : public Event {
 
  private:
   std::shared_ptr<SimEventState> state_;
+  HostWaitPolicy host_wait_;
 };
 
 }  // namespace replayrt::sim

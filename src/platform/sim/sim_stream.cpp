@@ -30,7 +30,8 @@ Status capturing_error(const char *call) {
 }
 }  // namespace
 
-SimStream::SimStream(SimMemory &memory) : memory_(memory) {
+SimStream::SimStream(SimMemory &memory, HostWaitPolicy host_wait)
+    : memory_(memory), host_wait_(host_wait) {
   executor_ = std::thread([this] { run_executor(); });
 }
 
@@ -113,13 +114,18 @@ Status SimStream::synchronize() {
     }
     target = enqueued_.load(std::memory_order_relaxed);
   }
-  wait_until_at_least(completed_, target, kHostWaitSpinBudget);
+  host_wait_until_at_least(completed_, target, host_wait_);
   return failure_->report();
 }
 
 Status SimStream::wait_idle() {
-  wait_until_at_least(completed_, enqueued_.load(std::memory_order_acquire), kHostWaitSpinBudget);
+  host_wait_until_at_least(completed_, enqueued_.load(std::memory_order_acquire), host_wait_);
   return Status::ok();
+}
+
+bool SimStream::query() const {
+  const std::uint64_t target = enqueued_.load(std::memory_order_acquire);
+  return completed_.load(std::memory_order_acquire) >= target;
 }
 
 Status SimStream::begin_capture() {

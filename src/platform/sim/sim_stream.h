@@ -26,8 +26,9 @@ namespace replayrt::sim {
 // a range that is not live when the copy runs is the copy's failure, with SimMemory's
 // RRT_ERR_INVALID_ARGUMENT), launches by calling the entry on the executor thread with the
 // invocation bytes copied at enqueue. When the queue is empty it spins briefly for more work,
-// then parks. synchronize() spins for up to kHostWaitSpinBudget, then blocks; the destructor
-// spins briefly, then blocks.
+// then parks. synchronize() and wait_idle() wait as the stream's HostWaitPolicy says (by
+// default: spin for up to kHostWaitSpinBudget, then block); the destructor spins briefly, then
+// blocks. query() compares the operations queued with those executed, without waiting.
 //
 // Failures: the first failing copy, memset or launch becomes the stream's sticky failure
 // (a StickyFailure). While it is pending, copies, memsets and launches are skipped; event
@@ -64,7 +65,8 @@ namespace replayrt::sim {
 class SimStream final : public Stream {
  public:
   // Starts the executor thread; throws std::system_error when the thread cannot be started.
-  explicit SimStream(SimMemory &memory);
+  // Host waits (synchronize, wait_idle) wait as `host_wait` says.
+  explicit SimStream(SimMemory &memory, HostWaitPolicy host_wait = {});
   ~SimStream() override;
 
   Status enqueue_copy_host_to_device(void *dst, const void *src, std::size_t bytes) override;
@@ -78,6 +80,7 @@ class SimStream final : public Stream {
 
   Status synchronize() override;
   Status wait_idle() override;
+  bool query() const override;
 
   Status begin_capture() override;
   Status end_capture(std::unique_ptr<Graph> *out) override;
@@ -118,6 +121,7 @@ class SimStream final : public Stream {
   Status execute_device_work(const SimOperation &operation);
 
   SimMemory &memory_;
+  const HostWaitPolicy host_wait_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;

@@ -12,13 +12,16 @@
 #include <cstdint>
 #include <thread>
 
+#include "platform/device.h"
+
 namespace replayrt {
 
 // How long a waiter spins before it blocks.
 inline constexpr std::chrono::nanoseconds kDefaultSpinBudget = std::chrono::microseconds(50);
 // How long a host thread waiting for simulated device work (a stream or event synchronize)
-// spins before it blocks. It is longer than kDefaultSpinBudget: the waiting host thread has
-// nothing else to do, and parking adds a wake-up to the end of every wait long enough to park.
+// spins before it blocks under the default HostWaitPolicy (kSpinThenBlock, the budget of a
+// context whose wait_spin_us is 0). It is longer than kDefaultSpinBudget: the waiting host thread
+// has nothing else to do, and parking adds a wake-up to the end of every wait long enough to park.
 inline constexpr std::chrono::nanoseconds kHostWaitSpinBudget = std::chrono::microseconds(250);
 
 inline void cpu_relax() noexcept {
@@ -55,5 +58,13 @@ bool spin_until(Pred pred, std::chrono::nanoseconds budget = kDefaultSpinBudget)
 // Whoever advances the counter calls counter.notify_all() afterwards.
 void wait_until_at_least(const std::atomic<std::uint64_t> &counter, std::uint64_t target,
                          std::chrono::nanoseconds budget = kDefaultSpinBudget) noexcept;
+
+// A host thread's wait until `counter` >= `target`, as `policy` says (HostWaitPolicy,
+// platform/device.h): kSpinThenBlock is wait_until_at_least with the policy's budget; kSpin
+// polls without yielding or parking; kYield polls with a scheduler yield between checks;
+// kBlock parks in counter.wait() at once. Whoever advances the counter calls
+// counter.notify_all() afterwards.
+void host_wait_until_at_least(const std::atomic<std::uint64_t> &counter, std::uint64_t target,
+                              const HostWaitPolicy &policy) noexcept;
 
 }  // namespace replayrt

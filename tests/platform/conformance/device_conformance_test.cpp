@@ -268,6 +268,22 @@ TEST_P(DeviceConformanceTest, AFailedLaunchIsStickyUntilSynchronizeReportsAndCle
   EXPECT_EQ(read(buffer, 64), filled(64, 0x33));
 }
 
+TEST_P(DeviceConformanceTest, AStreamQueryIsDoneOnceItsWorkExecutedAndReportsNothing) {
+  Stream &stream = new_stream();
+  Executor &executor = new_executor();
+  EXPECT_TRUE(stream.query()) << "nothing queued";
+  std::byte *buffer = allocate(64);
+  ASSERT_TRUE(stream.enqueue_memset(buffer, 0x44, 64).is_ok());
+  ASSERT_TRUE(stream.wait_idle().is_ok());
+  EXPECT_TRUE(stream.query());
+  const std::array<std::byte, 8> malformed{};
+  (void)executor.enqueue(stream, malformed, {});
+  ASSERT_TRUE(stream.wait_idle().is_ok());
+  EXPECT_TRUE(stream.query()) << "failed work counts as executed";
+  EXPECT_EQ(stream.synchronize().code(), RRT_ERR_KERNEL_FAILED) << "the query left it pending";
+  EXPECT_TRUE(stream.query());
+}
+
 TEST_P(DeviceConformanceTest, CreateExecutorRefusesAConfigWithoutKernels) {
   std::unique_ptr<Executor> executor;
   EXPECT_EQ(device_->create_executor(ExecutorConfig{}, &executor).code(), RRT_ERR_INVALID_ARGUMENT);

@@ -152,6 +152,31 @@ TEST_F(CudaBackendTest, AFailedBeginCaptureLeavesTheStreamNotCapturing) {
   EXPECT_TRUE(stream.begin_capture().is_ok());
 }
 
+TEST_F(CudaBackendTest, QueryIsCudaStreamQueryAndNotReadyIsTheOnlyNotDone) {
+  create();
+  Stream &stream = new_stream();
+  EXPECT_TRUE(stream.query());
+  EXPECT_EQ(fake_.stream_queries, 1);
+  fake_.stream_query_result = cudaErrorNotReady;
+  EXPECT_FALSE(stream.query());
+  fake_.stream_query_result = cudaErrorIllegalAddress;  // nothing more will execute
+  EXPECT_TRUE(stream.query());
+  fake_.stream_query_result = cudaSuccess;
+  EXPECT_TRUE(stream.synchronize().is_ok());
+}
+
+TEST_F(CudaBackendTest, ACapturingStreamIsQueriedThroughTheEventBeforeTheCapture) {
+  create();
+  Stream &stream = new_stream();
+  ASSERT_TRUE(stream.begin_capture().is_ok());
+  fake_.stream_query_result = cudaErrorNotReady;  // would be the capture's answer; not asked
+  const int queries = fake_.stream_queries;
+  EXPECT_TRUE(stream.query());
+  EXPECT_EQ(fake_.stream_queries, queries);
+  std::unique_ptr<Graph> graph;
+  EXPECT_TRUE(stream.end_capture(&graph).is_ok());
+}
+
 TEST_F(CudaBackendTest, DestroyingACapturingStreamReleasesThePartialGraph) {
   create();
   {

@@ -44,6 +44,7 @@ class FakeStream final : public Stream {
   Status wait_event(Event &) override { return ok(); }
   Status synchronize() override { return ok(); }
   Status wait_idle() override { return ok(); }
+  bool query() const override { return true; }
   Status begin_capture() override { return ok(); }
   Status end_capture(std::unique_ptr<Graph> *) override { return ok(); }
   bool is_capturing() const override { return capturing; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <numeric>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "platform/sim/sim_device.h"
 #include "platform/sim/sim_execution_fixture.h"
 #include "support/fault_injecting_device.h"
 
@@ -274,6 +276,63 @@ TEST_F(SimStreamTest, NullOutputsAreRejected) {
   EXPECT_EQ(device_.create_stream(nullptr).code(), RRT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(device_.create_event(nullptr).code(), RRT_ERR_INVALID_ARGUMENT);
 }
+
+TEST_F(SimStreamTest, QueryIsFalseWhileWorkIsQueuedAndReportsNothing) {
+  Gate &gate = new_gate();
+  Stream &stream = new_stream();
+  EXPECT_TRUE(stream.query());
+  ASSERT_TRUE(gate.block(stream).is_ok());
+  ASSERT_TRUE(launch_failing(stream).is_ok());
+  gate.wait_until_entered();
+  EXPECT_FALSE(stream.query());
+  gate.open();
+  while (!stream.query()) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(stream.synchronize().code(), RRT_ERR_KERNEL_FAILED);  // the query left it pending
+}
+
+// Stream and event host waits complete under every policy, also when they start before the
+// work finishes (the gate opens only once the work has started; a waiter that parked is woken).
+class SimHostWaitPolicyTest : public ::testing::TestWithParam<HostWaitPolicy::Kind> {};
+
+TEST_P(SimHostWaitPolicyTest, StreamAndEventWaitsCompleteUnderThePolicy) {
+  SimDevice device;
+  HostWaitPolicy policy;
+  policy.kind = GetParam();
+  policy.spin_budget = std::chrono::microseconds(10);
+  device.set_host_wait_policy(policy);
+  std::unique_ptr<Stream> stream;
+  std::unique_ptr<Event> event;
+  ASSERT_TRUE(device.create_stream(&stream).is_ok());
+  ASSERT_TRUE(device.create_event(&event).is_ok());
+  for (int round = 0; round < 3; ++round) {
+    Gate gate;
+    std::vector<int> log;
+    ASSERT_TRUE(gate.block(*stream).is_ok());
+    ASSERT_TRUE(launch_append(*stream, log, round).is_ok());
+    ASSERT_TRUE(stream->record_event(*event).is_ok());
+    std::jthread opener([&gate] {
+      gate.wait_until_entered();
+      gate.open();
+    });
+    if (round % 2 == 0) {
+      ASSERT_TRUE(event->synchronize().is_ok());
+    } else {
+      ASSERT_TRUE(stream->synchronize().is_ok());
+    }
+    EXPECT_EQ(log, std::vector<int>{round});
+    ASSERT_TRUE(stream->wait_idle().is_ok());
+    EXPECT_TRUE(stream->query());
+    EXPECT_TRUE(event->query());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, SimHostWaitPolicyTest,
+                         ::testing::Values(HostWaitPolicy::Kind::kSpinThenBlock,
+                                           HostWaitPolicy::Kind::kSpin,
+                                           HostWaitPolicy::Kind::kYield,
+                                           HostWaitPolicy::Kind::kBlock));
 
 TEST(SimStreamFaultInjectionTest, FaultInjectingDeviceForwardsStreamsAndEvents) {
   SimDevice device;

@@ -75,8 +75,8 @@ int fail_with_seven(const rrt_kernel_args_t *, void *) {
 
 TEST_F(DeviceRuntimeTest, AKernelFailureNamesTheTaskAndSkipsItsDependents) {
   std::int32_t failing = -1;
-  ASSERT_TRUE(kernels_.add(KernelEntry{"explode", &fail_with_seven, nullptr, 1, 0, true}, &failing)
-                  .is_ok());
+  ASSERT_TRUE(
+      kernels_.add(KernelEntry{"explode", &fail_with_seven, nullptr, 1, 0, 1}, &failing).is_ok());
   CallableBuilder b;
   b.param(f32({4})).param(f32({4}, RRT_DIR_OUT)).intermediate(f32({4}));
   b.task(testing::kCopy, {param(0), inter(0)});
