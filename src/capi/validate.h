@@ -18,7 +18,7 @@ namespace replayrt::capi {
 inline constexpr uint32_t kContextOptionsV1Size = offsetof(rrt_context_options_t, profiling);
 inline constexpr uint32_t kKernelConfigV1Size =
     offsetof(rrt_kernel_config_t, profiling_task_capacity);
-inline constexpr uint32_t kCallableDescV1Size = sizeof(rrt_callable_desc_t);
+inline constexpr uint32_t kCallableDescV1Size = offsetof(rrt_callable_desc_t, num_views);
 inline constexpr uint32_t kRunArgsV1Size = sizeof(rrt_run_args_t);
 inline constexpr uint32_t kStatsV1Size = sizeof(rrt_stats_t);
 

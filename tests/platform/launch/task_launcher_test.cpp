@@ -129,6 +129,8 @@ class TaskLauncherTest : public ::testing::Test {
     header.tasks_offset = layout.tasks;
     header.operands_offset = layout.operands;
     header.successors_offset = layout.successors;
+    header.views_offset = layout.views;
+    header.device_values_offset = layout.device_values;
     std::memcpy(image.data(), &header, sizeof header);
     std::memcpy(image.data() + layout.tasks, tasks.data(), tasks.size() * sizeof(TaskRecord));
     std::memcpy(image.data() + layout.operands, operands.data(),
