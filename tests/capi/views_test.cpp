@@ -132,19 +132,19 @@ class Desc {
 // Built-in kernel ids (rrt_kernel_lookup agrees, checked where a context exists).
 constexpr std::int32_t kFill = 0, kCopy = 1, kScale = 4, kMatmul = 5;
 
-constexpr rrt_operand_t P(std::uint32_t i) {
+constexpr rrt_operand_t param_op(std::uint32_t i) {
   return {RRT_OPERAND_PARAM, i};
 }
-constexpr rrt_operand_t I(std::uint32_t i) {
+constexpr rrt_operand_t inter_op(std::uint32_t i) {
   return {RRT_OPERAND_INTERMEDIATE, i};
 }
-constexpr rrt_operand_t V(std::uint32_t i) {
+constexpr rrt_operand_t view_op(std::uint32_t i) {
   return {RRT_OPERAND_VIEW, i};
 }
-constexpr rrt_operand_t D(std::uint32_t i) {
+constexpr rrt_operand_t value_op(std::uint32_t i) {
   return {RRT_OPERAND_DEVICE_VALUE, i};
 }
-constexpr rrt_operand_t Imm(std::uint32_t v) {
+constexpr rrt_operand_t imm(std::uint32_t v) {
   return {RRT_OPERAND_IMMEDIATE, v};
 }
 
@@ -232,8 +232,8 @@ TEST_P(ViewsTest, ACallableTakesAllItsWeightsAsOneParamThroughViews) {
       .intermediate(tensor(RRT_DTYPE_F32, {1, N}))
       .view(view(RRT_OPERAND_PARAM, 0, {K, N}, 0))
       .view(view(RRT_OPERAND_PARAM, 0, {N, N}, K * N))
-      .task(matmul, {P(1), V(0), I(0), Imm(1), Imm(K), Imm(N)})
-      .task(matmul, {I(0), V(1), P(2), Imm(1), Imm(N), Imm(N)});
+      .task(matmul, {param_op(1), view_op(0), inter_op(0), imm(1), imm(K), imm(N)})
+      .task(matmul, {inter_op(0), view_op(1), param_op(2), imm(1), imm(N), imm(N)});
   std::int32_t id = -1;
   ASSERT_EQ(rrt_callable_prepare(ctx_, d.desc(), &id), RRT_OK) << last_message();
 
@@ -270,7 +270,7 @@ class CacheRowCallable {
         .param(tensor(RRT_DTYPE_F32, {kRows, N}, RRT_DIR_INOUT))
         .device_value(RRT_OPERAND_PARAM, 2, 0)
         .view(view(RRT_OPERAND_PARAM, 3, {1, N}, 0, 0, N, max))
-        .task(kMatmul, {P(0), P(1), V(0), Imm(1), Imm(K), Imm(N)});
+        .task(kMatmul, {param_op(0), param_op(1), view_op(0), imm(1), imm(K), imm(N)});
   }
   const rrt_callable_desc_t *desc() { return desc_.desc(); }
   Desc &builder() { return desc_; }
@@ -318,7 +318,7 @@ TEST_P(ViewsTest, ACapturedMatmulWritesTheCacheRowThatADeviceValueNamesAtEachRep
     ASSERT_EQ(rrt_graph_replay(graph, stream_), RRT_OK);
     ASSERT_EQ(rrt_stream_synchronize(stream_), RRT_OK) << last_message();
     const std::vector<float> row = row_times(input, w.data(), C::N);
-    std::copy(row.begin(), row.end(), expected.begin() + p * C::N);
+    std::copy(row.begin(), row.end(), expected.begin() + static_cast<std::ptrdiff_t>(p * C::N));
     EXPECT_EQ(download<float>(cache, C::kRows * C::N), expected) << "after step " << step;
   }
 }
@@ -330,7 +330,7 @@ TEST_P(ViewsTest, ADeviceValueScalarIsReadAtEachReplay) {
       .param(tensor(RRT_DTYPE_F32, {2}))
       .param(tensor(RRT_DTYPE_F32, {kN}, RRT_DIR_OUT))
       .device_value(RRT_OPERAND_PARAM, 1, 1)
-      .task(kScale, {P(0), P(2), D(0)});  // out = in * factor
+      .task(kScale, {param_op(0), param_op(2), value_op(0)});  // out = in * factor
   kernel_context(d.desc());
   ASSERT_EQ(kernel(ctx_, "scale"), kScale);
   std::int32_t id = -1;
@@ -365,9 +365,9 @@ TEST_P(ViewsTest, ATaskReadingABaseWaitsForTheTasksWritingItThroughViews) {
       .intermediate(tensor(RRT_DTYPE_F32, {2 * kHalf}))
       .view(view(RRT_OPERAND_INTERMEDIATE, 0, {kHalf}, 0))
       .view(view(RRT_OPERAND_INTERMEDIATE, 0, {kHalf}, kHalf))
-      .task(kFill, {V(0), Imm(static_cast<std::uint32_t>(rrt_scalar_from_f32(1.0F)))})
-      .task(kFill, {V(1), Imm(static_cast<std::uint32_t>(rrt_scalar_from_f32(2.0F)))})
-      .task(kCopy, {I(0), P(0)});
+      .task(kFill, {view_op(0), imm(static_cast<std::uint32_t>(rrt_scalar_from_f32(1.0F)))})
+      .task(kFill, {view_op(1), imm(static_cast<std::uint32_t>(rrt_scalar_from_f32(2.0F)))})
+      .task(kCopy, {inter_op(0), param_op(0)});
   ASSERT_EQ(kernel(ctx_, "copy"), kCopy);
   std::int32_t id = -1;
   ASSERT_EQ(rrt_callable_prepare(ctx_, d.desc(), &id), RRT_OK) << last_message();
@@ -440,7 +440,7 @@ TEST_P(ViewsTest, ViewAndDeviceValueErrorsAreRefusedAtPrepareWithNothingChanged)
   }
   {
     CacheRowCallable callable(GetParam());
-    callable.builder().task(kFill, {V(1), Imm(0)});
+    callable.builder().task(kFill, {view_op(1), imm(0)});
     std::int32_t id = -1;
     EXPECT_EQ(rrt_callable_prepare(ctx_, callable.desc(), &id), RRT_ERR_INVALID_ARGUMENT);
     EXPECT_NE(last_message().find("task 1 operand 0: view 1"), std::string::npos) << last_message();
@@ -513,7 +513,7 @@ TEST(ViewsAbi11Test, AnAbi11SizeDescIsReadWithoutTheAppendedFields) {
   ASSERT_EQ(rrt_program_init(ctx), RRT_OK);
   const rrt_tensor_desc_t tensors[2] = {tensor(RRT_DTYPE_F32, {4}),
                                         tensor(RRT_DTYPE_F32, {4}, RRT_DIR_OUT)};
-  rrt_operand_t ops[2] = {P(0), P(1)};
+  rrt_operand_t ops[2] = {param_op(0), param_op(1)};
   const rrt_task_desc_t task = {kCopy, 2, ops};
   rrt_callable_desc_t desc{};
   desc.struct_size = offsetof(rrt_callable_desc_t, num_views);
@@ -538,15 +538,15 @@ TEST(ViewsAbi11Test, AnAbi11SizeDescIsReadWithoutTheAppendedFields) {
   ASSERT_EQ(rrt_run(ctx, id, &args), RRT_OK) << last_message();
   EXPECT_EQ(out, in);
 
-  ops[0] = V(0);
+  ops[0] = view_op(0);
   EXPECT_EQ(rrt_callable_prepare(ctx, &desc, &id), RRT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(last_message().find("unknown operand kind 4"), std::string::npos) << last_message();
-  ops[0] = P(0);
-  ops[1] = D(0);
+  ops[0] = param_op(0);
+  ops[1] = value_op(0);
   EXPECT_EQ(rrt_callable_prepare(ctx, &desc, &id), RRT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(last_message().find("unknown operand kind 5"), std::string::npos) << last_message();
   desc.struct_size = offsetof(rrt_callable_desc_t, num_views) - 4;
-  ops[1] = P(1);
+  ops[1] = param_op(1);
   EXPECT_EQ(rrt_callable_prepare(ctx, &desc, &id), RRT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(rrt_context_destroy(ctx), RRT_OK);
 }

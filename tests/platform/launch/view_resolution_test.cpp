@@ -94,11 +94,11 @@ TEST_F(ViewResolutionTest, ADynamicViewMovesByTheDeviceValueTimesItsStride) {
   views_ = {row_view(7)};
   device_values_ = {value(0, RRT_DTYPE_I32)};
   ASSERT_EQ(resolve({operand(ImageOperandKind::kView, 0)}, 1, 0), OperandError::kNone);
-  EXPECT_EQ(out_.addresses[0], static_cast<void *>(cache_.data() + 3 * 4));
+  EXPECT_EQ(out_.addresses[0], static_cast<void *>(cache_.data() + std::ptrdiff_t{3} * 4));
   EXPECT_EQ(out_.sizes[0], 16U);
   values_[0] = 6;  // read when resolved, not before
   ASSERT_EQ(resolve({operand(ImageOperandKind::kView, 0)}, 1, 0), OperandError::kNone);
-  EXPECT_EQ(out_.addresses[0], static_cast<void *>(cache_.data() + 6 * 4));
+  EXPECT_EQ(out_.addresses[0], static_cast<void *>(cache_.data() + std::ptrdiff_t{6} * 4));
 }
 
 TEST_F(ViewResolutionTest, AnOffsetAboveItsMaximumOrNegativeFailsNamingTheView) {
