@@ -423,7 +423,10 @@ typedef struct rrt_operand {
 } rrt_operand_t;
 /* A scalar read from device memory when the task runs: element `element` of a PARAM or
    INTERMEDIATE tensor whose dtype is I32 (sign-extended to 64 bits), I64, or F32 (its
-   binary32 bits, as a float scalar). */
+   binary32 bits, as a float scalar). Prepare refuses another source kind or dtype, a source out
+   of range or an element outside the source (RRT_ERR_INVALID_ARGUMENT naming the device
+   value), and a task that reads a device value from an intermediate (or OUT parameter) before
+   any task writes it. */
 typedef struct rrt_device_value_desc {
   rrt_operand_kind_t source_kind; /* RRT_OPERAND_PARAM or RRT_OPERAND_INTERMEDIATE */
   uint32_t source_index;
