@@ -260,7 +260,14 @@ RRT_API rrt_status_t rrt_event_query(rrt_event_t event, int *out_done);
    a graph or a capture in progress records or waits on the event. */
 RRT_API rrt_status_t rrt_event_destroy(rrt_event_t event);
 /* Between begin and end the stream records copies, launches and event operations instead of
-   executing them. Synchronizing a capturing stream is RRT_ERR_INVALID_STATE. */
+   executing them. Synchronizing a capturing stream is RRT_ERR_INVALID_STATE.
+   What a captured launch freezes and what each replay reads (see rrt_operand_kind_t): the
+   capture freezes the launch's arguments as they were at rrt_kernel_launch: the tensor
+   addresses, the SCALAR values of the run args, the callable's IMMEDIATE values, its task
+   shapes and its views' fixed offsets. A replay reads device memory as it is when each task
+   runs: tensor contents (and HOST tensors' host buffers, copied in again), DEVICE_VALUE
+   operands, and hence views' device-resident offsets. To change a value between replays, keep
+   it in a device tensor and name it with a DEVICE_VALUE operand or a view's offset_value. */
 RRT_API rrt_status_t rrt_stream_begin_capture(rrt_stream_t stream);
 /* RRT_ERR_INVALID_STATE, with no graph made and the capture ended, when an enqueue during the
    capture failed (a launch, run or copy that returned an error): the graph would miss that
@@ -422,6 +429,18 @@ typedef enum rrt_operand_kind {
   RRT_OPERAND_DEVICE_VALUE = 5 /* index: a device value (rrt_callable_desc_t.device_values); a
                                   scalar operand read from device memory when the task runs */
 } rrt_operand_kind_t;
+/* When operand values are taken. SCALAR values come with each launch or run; IMMEDIATE values,
+   task shapes and views' fixed offsets come with the callable. A captured launch freezes all of
+   these: every replay uses the values of the captured rrt_kernel_launch. DEVICE_VALUE operands
+   and views' device-resident offsets are read from device memory when the task runs, at every
+   replay, as tensor contents are: a value written between replays (rrt_memcpy_h2d, or an
+   earlier task) is what the next replay uses. A device value a view's offset reads outside
+   [0, offset_value_max] fails that task at run time (RRT_ERR_KERNEL_FAILED naming the task and
+   view; the task does not run).
+   CUDA contexts resolve operands on the host when a launch is enqueued and cannot read device
+   memory then without synchronizing (which would break a capture): a launch whose tasks read a
+   device value (a DEVICE_VALUE operand, or a view with a device-resident offset) fails there
+   with RRT_ERR_UNSUPPORTED. Views with fixed offsets work on every platform. */
 
 /* Where runs pass a parameter. ANY: either space, and capacity plans reserve staging for it as
    if it were HOST (the ABI 1.1 behaviour). HOST or DEVICE: a run passing the other space is
@@ -448,7 +467,10 @@ typedef struct rrt_operand {
 } rrt_operand_t;
 /* A scalar read from device memory when the task runs: element `element` of a PARAM or
    INTERMEDIATE tensor whose dtype is I32 (sign-extended to 64 bits), I64, or F32 (its
-   binary32 bits, as a float scalar). */
+   binary32 bits, as a float scalar). Prepare refuses another source kind or dtype, a source out
+   of range or an element outside the source (RRT_ERR_INVALID_ARGUMENT naming the device
+   value), and a task that reads a device value from an intermediate (or OUT parameter) before
+   any task writes it. */
 typedef struct rrt_device_value_desc {
   rrt_operand_kind_t source_kind; /* RRT_OPERAND_PARAM or RRT_OPERAND_INTERMEDIATE */
   uint32_t source_index;
@@ -456,11 +478,15 @@ typedef struct rrt_device_value_desc {
 } rrt_device_value_desc_t;
 
 /* A tensor operand over part of a PARAM or INTERMEDIATE tensor (its base): the view's own
-   shape, the base's dtype, starting `offset` elements into the base, plus, when offset_value
-   is not -1, offset_stride times the device value offset_value read when the task runs.
-   Prepare checks offset + offset_value_max * offset_stride + elements(shape) <=
-   elements(base); at run time a device value below 0 or above offset_value_max fails the task
-   (RRT_ERR_KERNEL_FAILED). For dependencies a view accesses its whole base. */
+   shape (1..RRT_MAX_DIMS dimensions, each >= 1), the base's dtype, starting `offset` elements
+   into the base, plus, when offset_value is not -1, offset_stride times the device value
+   offset_value (an I32 or I64 device value) read when the task runs. Prepare checks offset +
+   offset_value_max * offset_stride + elements(shape) <= elements(base) (without overflow;
+   offset_stride and offset_value_max are ignored for a fixed offset), and each violation is
+   RRT_ERR_INVALID_ARGUMENT naming the view; at run time a device value below 0 or above
+   offset_value_max fails the task (RRT_ERR_KERNEL_FAILED). For dependencies a view accesses
+   its whole base, and a device value is a read of its source tensor. A parameter used only
+   through views is staged like any parameter; views add no staging. */
 typedef struct rrt_view_desc {
   rrt_operand_kind_t base_kind; /* RRT_OPERAND_PARAM or RRT_OPERAND_INTERMEDIATE */
   uint32_t base_index;

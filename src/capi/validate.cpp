@@ -6,6 +6,7 @@
 #include "common/format.h"
 #include "common/raw_enum.h"
 #include "runtime/callable.h"
+#include "runtime/callable_views.h"
 
 namespace replayrt::capi {
 
@@ -64,9 +65,37 @@ Status check_callable_enums(const rrt_callable_desc_t &desc) {
           check_tensor_enums(desc.intermediates[i], "intermediate", i, false, false));
     }
   }
+  // A 1.2 desc: the tensor kinds of its device values and views.
+  const bool has_views = reads_views(desc);
+  const auto tensor_kind = [](std::int32_t kind) {
+    return kind == RRT_OPERAND_PARAM || kind == RRT_OPERAND_INTERMEDIATE;
+  };
+  if (has_views && desc.device_values != nullptr &&
+      desc.num_device_values <= Callable::kMaxDeviceValues) {
+    for (std::uint32_t i = 0; i < desc.num_device_values; ++i) {
+      const std::int32_t kind = raw_enum(desc.device_values[i].source_kind);
+      if (!tensor_kind(kind)) {
+        return invalid(
+            format("device value %u: source_kind %d is neither RRT_OPERAND_PARAM nor "
+                   "RRT_OPERAND_INTERMEDIATE",
+                   i, kind));
+      }
+    }
+  }
+  if (has_views && desc.views != nullptr && desc.num_views <= Callable::kMaxViews) {
+    for (std::uint32_t i = 0; i < desc.num_views; ++i) {
+      const std::int32_t kind = raw_enum(desc.views[i].base_kind);
+      if (!tensor_kind(kind)) {
+        return invalid(format(
+            "view %u: base_kind %d is neither RRT_OPERAND_PARAM nor RRT_OPERAND_INTERMEDIATE", i,
+            kind));
+      }
+    }
+  }
   if (desc.tasks == nullptr || desc.num_tasks > Callable::kMaxTasks) {
     return Status::ok();
   }
+  const std::int32_t last_kind = has_views ? RRT_OPERAND_DEVICE_VALUE : RRT_OPERAND_IMMEDIATE;
   for (std::uint32_t t = 0; t < desc.num_tasks; ++t) {
     const rrt_task_desc_t &task = desc.tasks[t];
     if (task.operands == nullptr || task.num_operands > Callable::kMaxOperandsPerTask) {
@@ -74,7 +103,7 @@ Status check_callable_enums(const rrt_callable_desc_t &desc) {
     }
     for (std::uint32_t o = 0; o < task.num_operands; ++o) {
       const std::int32_t kind = raw_enum(task.operands[o].kind);
-      if (!within(kind, RRT_OPERAND_PARAM, RRT_OPERAND_IMMEDIATE)) {
+      if (!within(kind, RRT_OPERAND_PARAM, last_kind)) {
         return invalid(format("task %u operand %u: unknown operand kind %d", t, o, kind));
       }
     }

@@ -8,6 +8,7 @@
 #include "common/raw_enum.h"
 #include "platform/launch/task_graph_image.h"
 #include "runtime/bind.h"
+#include "runtime/callable_views.h"
 
 namespace replayrt {
 
@@ -83,22 +84,12 @@ struct TensorHistory {
 
 // The tensor a task's tensor operand reads or writes: the parameter or intermediate whose
 // history its accesses count against, for the data-flow checks and for dependencies.
-struct AccessedTensor {
-  bool is_param = false;
-  std::uint32_t index = 0;
-};
-
-AccessedTensor accessed_tensor(const OperandRef &ref) {
-  return AccessedTensor{ref.kind == RRT_OPERAND_PARAM, ref.index};
-}
-
 // The data-flow checks of one tensor operand of a kernel that declares its writes: a read
 // needs an earlier write (or an IN/INOUT parameter), and a write needs a parameter that is
 // not IN.
 Status check_declared_access(const Callable &callable, const KernelEntry &kernel,
-                             std::uint32_t task, std::uint32_t operand,
-                             const AccessedTensor &tensor, const TensorHistory &history,
-                             bool writes) {
+                             std::uint32_t task, std::uint32_t operand, const TouchedTensor &tensor,
+                             const TensorHistory &history, bool writes) {
   if (!writes && !history.written) {
     if (!tensor.is_param) {
       return invalid(
@@ -182,12 +173,22 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
     }
   }
 
+  // Device values and views (a 1.2 desc only).
+  const bool has_views = reads_views(desc);
+  if (has_views) {
+    RRT_RETURN_IF_ERROR(validate_device_values(desc, callable->params_, callable->intermediates_,
+                                               &callable->device_values_));
+    RRT_RETURN_IF_ERROR(validate_views(desc, callable->params_, callable->intermediates_,
+                                       callable->device_values_, &callable->views_));
+  }
+
   // Tasks: operands, arity and data flow.
   const std::uint32_t num_tasks = desc.num_tasks;
   callable->tasks_.resize(num_tasks);
   std::vector<TensorHistory> param_history(desc.num_params);
   std::vector<TensorHistory> intermediate_history(desc.num_intermediates);
   std::vector<std::vector<std::uint32_t>> predecessors(num_tasks);
+  std::vector<std::uint32_t> values_read;
   for (std::uint32_t t = 0; t < num_tasks; ++t) {
     const rrt_task_desc_t &task = desc.tasks[t];
     const bool registered = kernels.contains(task.kernel_id);
@@ -207,8 +208,27 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
     plan.first_operand = static_cast<std::uint32_t>(callable->operands_.size());
     for (std::uint32_t o = 0; o < task.num_operands; ++o) {
       const rrt_operand_t &operand = task.operands[o];
-      const std::int32_t kind = raw_enum(operand.kind);
+      const std::int32_t raw_kind = raw_enum(operand.kind);
+      const std::int32_t kind = has_views || raw_kind < RRT_OPERAND_VIEW ? raw_kind : -1;
       switch (kind) {
+        case RRT_OPERAND_VIEW:
+          if (plan.num_scalars != 0) {
+            return invalid(
+                format("task %u operand %u: tensor operands must come before scalars", t, o));
+          }
+          if (operand.index >= callable->views_.size()) {
+            return invalid(format("task %u operand %u: view %u out of range (%zu declared)", t, o,
+                                  operand.index, callable->views_.size()));
+          }
+          ++plan.num_tensors;
+          break;
+        case RRT_OPERAND_DEVICE_VALUE:
+          if (operand.index >= callable->device_values_.size()) {
+            return invalid(format("task %u operand %u: device value %u out of range (%zu declared)",
+                                  t, o, operand.index, callable->device_values_.size()));
+          }
+          ++plan.num_scalars;
+          break;
         case RRT_OPERAND_PARAM:
         case RRT_OPERAND_INTERMEDIATE: {
           if (plan.num_scalars != 0) {
@@ -235,7 +255,7 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
           ++plan.num_scalars;
           break;
         default:
-          return invalid(format("task %u operand %u: unknown operand kind %d", t, o, kind));
+          return invalid(format("task %u operand %u: unknown operand kind %d", t, o, raw_kind));
       }
       callable->operands_.push_back(OperandRef{operand.kind, operand.index});
     }
@@ -253,7 +273,8 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
     // Data flow and dependencies.
     std::vector<std::uint32_t> &deps = predecessors[t];
     for (std::uint32_t o = 0; o < plan.num_tensors; ++o) {
-      const AccessedTensor tensor = accessed_tensor(callable->operands_[plan.first_operand + o]);
+      const TouchedTensor tensor =
+          touched_tensor(callable->operands_[plan.first_operand + o], callable->views_);
       const bool writes = kernel.writes_tensor(o);
       TensorHistory &history =
           tensor.is_param ? param_history[tensor.index] : intermediate_history[tensor.index];
@@ -268,9 +289,29 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
         deps.insert(deps.end(), history.readers.begin(), history.readers.end());
       }
     }
+    // The device values the task reads when it runs: reads of their sources.
+    values_read.clear();
+    device_values_read(std::span<const OperandRef>(callable->operands_)
+                           .subspan(plan.first_operand, plan.num_tensors + plan.num_scalars),
+                       callable->views_, &values_read);
+    for (const std::uint32_t v : values_read) {
+      const OperandRef &source = callable->device_values_[v].source;
+      const bool is_param = source.kind == RRT_OPERAND_PARAM;
+      TensorHistory &history =
+          is_param ? param_history[source.index] : intermediate_history[source.index];
+      if (!history.written &&
+          (!is_param || callable->params_[source.index].direction == RRT_DIR_OUT)) {
+        return invalid(format("task %u reads device value %u from %s %u before any task writes it",
+                              t, v, is_param ? "OUT param" : "intermediate", source.index));
+      }
+      if (history.last_writer >= 0) {
+        deps.push_back(static_cast<std::uint32_t>(history.last_writer));
+      }
+    }
     // Record this task's accesses after all its own reads were resolved.
     for (std::uint32_t o = 0; o < plan.num_tensors; ++o) {
-      const AccessedTensor tensor = accessed_tensor(callable->operands_[plan.first_operand + o]);
+      const TouchedTensor tensor =
+          touched_tensor(callable->operands_[plan.first_operand + o], callable->views_);
       TensorHistory &history =
           tensor.is_param ? param_history[tensor.index] : intermediate_history[tensor.index];
       if (kernel.writes_tensor(o)) {
@@ -280,6 +321,12 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
       } else {
         history.readers.push_back(t);
       }
+    }
+    for (const std::uint32_t v : values_read) {
+      const OperandRef &source = callable->device_values_[v].source;
+      (source.kind == RRT_OPERAND_PARAM ? param_history[source.index]
+                                        : intermediate_history[source.index])
+          .readers.push_back(t);
     }
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
@@ -325,13 +372,33 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
       hasher.add((static_cast<std::uint64_t>(ref.kind) << 32) | ref.index);
     }
   }
+  if (!callable->views_.empty() || !callable->device_values_.empty()) {
+    hasher.add(callable->device_values_.size());
+    for (const DeviceValueLayout &value : callable->device_values_) {
+      hasher.add((static_cast<std::uint64_t>(value.source.kind) << 32) | value.source.index);
+      hasher.add(value.element);
+    }
+    hasher.add(callable->views_.size());
+    for (const ViewLayout &view : callable->views_) {
+      hasher.add((static_cast<std::uint64_t>(view.base.kind) << 32) | view.base.index);
+      hasher.add(view.ndim);
+      for (std::uint32_t d = 0; d < view.ndim; ++d) {
+        hasher.add(view.shape[d]);
+      }
+      hasher.add(view.byte_offset);
+      hasher.add(static_cast<std::uint64_t>(static_cast<std::uint32_t>(view.offset_value)));
+      hasher.add(view.offset_stride_bytes);
+      hasher.add(view.offset_value_max);
+    }
+  }
   callable->content_key_ = hasher.value();
 
   CallableRequirements &needs = callable->requirements_;
   needs.gm_heap = heap;
   needs.scheduler_state = scheduler_state_bytes(num_tasks);
   needs.image =
-      task_graph_image_bytes(num_tasks, callable->operands_.size(), callable->successors_.size());
+      task_graph_image_bytes(num_tasks, callable->operands_.size(), callable->successors_.size(),
+                             callable->views_.size(), callable->device_values_.size());
   for (const TensorLayout &param : callable->params_) {
     if (param.space != RRT_PARAM_SPACE_DEVICE) {
       needs.staged_all_host += staging_slice_bytes(param.bytes);

@@ -30,11 +30,31 @@ struct OperandRef {
   std::uint32_t index = 0;
 };
 
+// A view (rrt_view_desc_t) as the image needs it: byte offsets and sizes, the dtype its base's.
+struct ViewLayout {
+  OperandRef base;  // RRT_OPERAND_PARAM or RRT_OPERAND_INTERMEDIATE
+  rrt_dtype_t dtype = RRT_DTYPE_F32;
+  std::uint32_t ndim = 0;
+  std::uint64_t shape[RRT_MAX_DIMS] = {};
+  std::uint64_t bytes = 0;
+  std::uint64_t byte_offset = 0;
+  std::int32_t offset_value = -1;  // -1: fixed; else an index into device_values()
+  std::uint64_t offset_stride_bytes = 0;
+  std::uint64_t offset_value_max = 0;
+};
+
+// A device value (rrt_device_value_desc_t); its dtype is its source tensor's.
+struct DeviceValueLayout {
+  OperandRef source;  // RRT_OPERAND_PARAM or RRT_OPERAND_INTERMEDIATE
+  std::uint64_t element = 0;
+  rrt_dtype_t dtype = RRT_DTYPE_I32;
+};
+
 struct TaskPlan {
   std::int32_t kernel_id = -1;
   std::uint32_t first_operand = 0;  // into operands()
   std::uint32_t num_tensors = 0;
-  std::uint32_t num_scalars = 0;      // scalar and immediate operands
+  std::uint32_t num_scalars = 0;      // scalar, immediate and device-value operands
   std::uint32_t first_successor = 0;  // into successors()
   std::uint32_t num_successors = 0;
   std::uint32_t num_predecessors = 0;
@@ -58,10 +78,21 @@ struct CallableRequirements {
 //     (an older desc's parameters are all RRT_PARAM_SPACE_ANY);
 //   - tasks: a registered kernel, at most kMaxOperandsPerTask operands, tensors before
 //     scalars, every index in range, the operand counts the kernel declares;
+//   - a 1.2 desc (struct_size >= sizeof(rrt_callable_desc_t)) may declare device values and
+//     views; a smaller one is read as ABI 1.1 (no views, no device values, and the VIEW and
+//     DEVICE_VALUE operand kinds unknown). A device value names a PARAM or INTERMEDIATE source
+//     of dtype I32, I64 or F32 and an element inside it. A view names a PARAM or INTERMEDIATE
+//     base, has 1..RRT_MAX_DIMS dimensions each >= 1, takes the base's dtype, and satisfies
+//     offset + offset_value_max * offset_stride + elements(view) <= elements(base) without
+//     overflow (offset_stride and offset_value_max are ignored for a fixed offset); a dynamic
+//     offset names an I32 or I64 device value;
 //   - data flow (for kernels that declare which tensors they write: every built-in, and
 //     kernels registered with a descriptor): no task reads an intermediate or an OUT parameter
 //     before some earlier task wrote it, and no task writes an IN parameter (the message names
 //     the task, the operand, the kernel and the parameter).
+// A view touches its whole base; a device value (a DEVICE_VALUE operand, or the dynamic offset
+// of a view the task uses) is a read of its source tensor, checked as a read above whatever
+// the kernel declares.
 // Dependencies are derived from program order: a task depends on the last earlier writer of
 // every tensor it touches, and a task that writes a tensor also depends on every reader since
 // the previous write. A dependency therefore always points to an earlier task, so the graph
@@ -77,6 +108,8 @@ class Callable {
   static constexpr std::uint32_t kMaxScalars = 1024;
   static constexpr std::uint32_t kMaxTasks = 65536;
   static constexpr std::uint32_t kMaxOperandsPerTask = 32;
+  static constexpr std::uint32_t kMaxViews = 65536;
+  static constexpr std::uint32_t kMaxDeviceValues = 65536;
   static constexpr std::uint64_t kMaxTensorBytes = std::uint64_t{1} << 40;
   static constexpr std::uint64_t kIntermediateAlignment = 256;
 
@@ -99,6 +132,8 @@ class Callable {
   std::uint32_t num_scalars() const noexcept { return num_scalars_; }
   std::span<const TaskPlan> tasks() const noexcept { return tasks_; }
   std::span<const OperandRef> operands() const noexcept { return operands_; }
+  std::span<const ViewLayout> views() const noexcept { return views_; }
+  std::span<const DeviceValueLayout> device_values() const noexcept { return device_values_; }
   std::span<const std::uint32_t> successors() const noexcept { return successors_; }
   // A 64-bit hash of everything that shapes the image (FNV-1a over a canonical encoding).
   std::uint64_t content_key() const noexcept { return content_key_; }
@@ -114,6 +149,8 @@ class Callable {
   std::uint32_t num_scalars_ = 0;
   std::vector<TaskPlan> tasks_;
   std::vector<OperandRef> operands_;
+  std::vector<ViewLayout> views_;
+  std::vector<DeviceValueLayout> device_values_;
   std::vector<std::uint32_t> successors_;
   std::uint64_t content_key_ = 0;
   CallableRequirements requirements_;

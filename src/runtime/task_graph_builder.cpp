@@ -19,8 +19,10 @@ Status build_task_graph_image(const Callable &callable, const ImageBinding &bind
   const auto tasks = callable.tasks();
   const auto operands = callable.operands();
   const auto successors = callable.successors();
-  const TaskGraphLayout layout =
-      task_graph_layout(tasks.size(), operands.size(), successors.size());
+  const auto views = callable.views();
+  const auto device_values = callable.device_values();
+  const TaskGraphLayout layout = task_graph_layout(tasks.size(), operands.size(), successors.size(),
+                                                   views.size(), device_values.size());
   if (out.size() != layout.total) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT,
                          format("image buffer of %zu bytes, the image needs %llu", out.size(),
@@ -44,6 +46,10 @@ Status build_task_graph_image(const Callable &callable, const ImageBinding &bind
   header.successors_offset = layout.successors;
   header.scheduler_state = reinterpret_cast<std::uint64_t>(binding.scheduler_state);
   header.scheduler_seed = reinterpret_cast<std::uint64_t>(binding.scheduler_seed);
+  header.num_views = static_cast<std::uint32_t>(views.size());
+  header.num_device_values = static_cast<std::uint32_t>(device_values.size());
+  header.views_offset = layout.views;
+  header.device_values_offset = layout.device_values;
   store(out, 0, header);
 
   for (std::size_t t = 0; t < tasks.size(); ++t) {
@@ -77,11 +83,46 @@ Status build_task_graph_image(const Callable &callable, const ImageBinding &bind
         record.value = ref.index;
         break;
       case RRT_OPERAND_VIEW:
+        record.kind = static_cast<std::uint32_t>(ImageOperandKind::kView);
+        record.bytes = views[ref.index].bytes;
+        break;
       case RRT_OPERAND_DEVICE_VALUE:
-        return Status::error(RRT_ERR_INTERNAL,
-                             "task-graph image: the operand kind has no image record");
+        record.kind = static_cast<std::uint32_t>(ImageOperandKind::kDeviceValue);
+        break;
     }
     store(out, layout.operands + o * sizeof(OperandRecord), record);
+  }
+  // Where a view's base or a device value's source lives: a param in the payload, or an
+  // intermediate baked in.
+  const auto place = [&](const OperandRef &tensor, std::uint32_t *source, std::uint32_t *index,
+                         std::uint64_t *address, std::uint64_t *bytes) {
+    *index = tensor.index;
+    if (tensor.kind == RRT_OPERAND_PARAM) {
+      *source = static_cast<std::uint32_t>(ImageTensorSource::kParam);
+      return;
+    }
+    *source = static_cast<std::uint32_t>(ImageTensorSource::kBaked);
+    *address = heap + offsets[tensor.index];
+    *bytes = intermediates[tensor.index].bytes;
+  };
+  for (std::size_t v = 0; v < views.size(); ++v) {
+    const ViewLayout &view = views[v];
+    ViewRecord record{};
+    place(view.base, &record.source, &record.index, &record.address, &record.base_bytes);
+    record.byte_offset = view.byte_offset;
+    record.bytes = view.bytes;
+    record.offset_value = view.offset_value;
+    record.offset_stride_bytes = view.offset_stride_bytes;
+    record.offset_value_max = view.offset_value_max;
+    store(out, layout.views + v * sizeof(ViewRecord), record);
+  }
+  for (std::size_t v = 0; v < device_values.size(); ++v) {
+    const DeviceValueLayout &value = device_values[v];
+    DeviceValueRecord record{};
+    place(value.source, &record.source, &record.index, &record.address, &record.base_bytes);
+    record.element = value.element;
+    record.dtype = static_cast<std::uint32_t>(value.dtype);
+    store(out, layout.device_values + v * sizeof(DeviceValueRecord), record);
   }
   if (!successors.empty()) {
     std::memcpy(out.data() + layout.successors, successors.data(),

@@ -1,6 +1,139 @@
 #include "platform/launch/operand_resolution.h"
 
+#include <replayrt/replayrt.h>
+
 namespace replayrt {
+
+namespace {
+
+// The address and size of the tensor a view or device-value record names.
+bool locate(std::uint32_t source, std::uint32_t index, std::uint64_t address, std::uint64_t bytes,
+            const InvocationPayloadView &payload, std::uint64_t *out_address,
+            std::uint64_t *out_bytes) noexcept {
+  switch (static_cast<ImageTensorSource>(source)) {
+    case ImageTensorSource::kParam:
+      if (index >= payload.tensor_addresses.size() || index >= payload.tensor_bytes.size()) {
+        return false;
+      }
+      *out_address = payload.tensor_addresses[index];
+      *out_bytes = payload.tensor_bytes[index];
+      return true;
+    case ImageTensorSource::kBaked:
+      *out_address = address;
+      *out_bytes = bytes;
+      return true;
+  }
+  return false;
+}
+
+// Reads device value `index`: its raw 64-bit scalar (*scalar) and its value as an integer
+// (*integer; meaningful for I32 and I64 only, *is_integer says which).
+OperandError read_device_value(std::uint32_t index, const OperandSections &sections,
+                               const InvocationPayloadView &payload, DeviceMemoryReader read,
+                               std::uint64_t *scalar, std::int64_t *integer,
+                               bool *is_integer) noexcept {
+  if (index >= sections.device_values.size()) {
+    return OperandError::kBadDeviceValue;
+  }
+  const DeviceValueRecord &record = sections.device_values[index];
+  std::uint64_t element_bytes = 0;
+  switch (record.dtype) {
+    case RRT_DTYPE_I32:
+    case RRT_DTYPE_F32:
+      element_bytes = 4;
+      break;
+    case RRT_DTYPE_I64:
+      element_bytes = 8;
+      break;
+    default:
+      return OperandError::kBadDeviceValue;
+  }
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+  if (!locate(record.source, record.index, record.address, record.base_bytes, payload, &address,
+              &bytes) ||
+      address == 0 || record.element >= bytes / element_bytes) {
+    return OperandError::kBadDeviceValue;
+  }
+  if (read == nullptr) {
+    return OperandError::kDeviceValueUnreadable;
+  }
+  const void *where = reinterpret_cast<const void *>(address + record.element * element_bytes);
+  if (element_bytes == 8) {
+    std::int64_t value = 0;
+    read(where, &value, sizeof value);
+    *scalar = static_cast<std::uint64_t>(value);
+    *integer = value;
+    *is_integer = true;
+  } else if (record.dtype == RRT_DTYPE_I32) {
+    std::int32_t value = 0;
+    read(where, &value, sizeof value);
+    *integer = value;
+    *scalar = static_cast<std::uint64_t>(*integer);
+    *is_integer = true;
+  } else {
+    std::uint32_t bits = 0;
+    read(where, &bits, sizeof bits);
+    *scalar = bits;
+    *is_integer = false;
+  }
+  return OperandError::kNone;
+}
+
+OperandError resolve_view(std::uint32_t operand, std::uint32_t index,
+                          const OperandSections &sections, const InvocationPayloadView &payload,
+                          DeviceMemoryReader read, ResolvedOperands *out) noexcept {
+  if (index >= sections.views.size()) {
+    return OperandError::kBadView;
+  }
+  const ViewRecord &view = sections.views[index];
+  std::uint64_t base = 0;
+  std::uint64_t base_bytes = 0;
+  if (!locate(view.source, view.index, view.address, view.base_bytes, payload, &base,
+              &base_bytes)) {
+    return OperandError::kBadView;
+  }
+  std::uint64_t offset = view.byte_offset;
+  if (view.offset_value != -1) {
+    if (view.offset_value < 0) {
+      return OperandError::kBadView;
+    }
+    std::uint64_t scalar = 0;
+    std::int64_t value = 0;
+    bool is_integer = false;
+    const OperandError error =
+        read_device_value(static_cast<std::uint32_t>(view.offset_value), sections, payload, read,
+                          &scalar, &value, &is_integer);
+    if (error != OperandError::kNone) {
+      return error;
+    }
+    if (!is_integer) {
+      return OperandError::kBadView;
+    }
+    if (value < 0 || static_cast<std::uint64_t>(value) > view.offset_value_max) {
+      out->failed_operand = operand;
+      out->failed_view = index;
+      out->failed_value = value;
+      out->failed_max = view.offset_value_max;
+      return OperandError::kViewOffsetOutOfRange;
+    }
+    std::uint64_t moved = 0;
+    if (__builtin_mul_overflow(static_cast<std::uint64_t>(value), view.offset_stride_bytes,
+                               &moved) ||
+        __builtin_add_overflow(offset, moved, &offset)) {
+      return OperandError::kBadView;
+    }
+  }
+  std::uint64_t end = 0;
+  if (__builtin_add_overflow(offset, view.bytes, &end) || end > base_bytes) {
+    return OperandError::kBadView;
+  }
+  out->addresses[operand] = reinterpret_cast<void *>(base + offset);
+  out->sizes[operand] = view.bytes;
+  return OperandError::kNone;
+}
+
+}  // namespace
 
 rrt_kernel_args_t ResolvedOperands::args() const noexcept {
   return rrt_kernel_args_t{num_tensors, addresses.data(), sizes.data(), num_scalars,
@@ -23,6 +156,14 @@ const char *describe(OperandError error) noexcept {
       return "operand names a scalar the invocation does not carry";
     case OperandError::kUnknownKind:
       return "operand record of unknown kind";
+    case OperandError::kBadView:
+      return "view record outside the image or reaching outside its base";
+    case OperandError::kBadDeviceValue:
+      return "device-value record outside the image or outside its source tensor";
+    case OperandError::kDeviceValueUnreadable:
+      return "a device value cannot be read where this backend resolves operands";
+    case OperandError::kViewOffsetOutOfRange:
+      return "a view's device-resident offset lies outside [0, offset_value_max]";
   }
   return "operand record of unknown kind";
 }
@@ -30,6 +171,13 @@ const char *describe(OperandError error) noexcept {
 OperandError resolve_task_operands(const TaskRecord &task, std::span<const OperandRecord> operands,
                                    const InvocationPayloadView &payload,
                                    ResolvedOperands *out) noexcept {
+  return resolve_task_operands(task, OperandSections{operands, {}, {}}, payload, nullptr, out);
+}
+
+OperandError resolve_task_operands(const TaskRecord &task, const OperandSections &sections,
+                                   const InvocationPayloadView &payload, DeviceMemoryReader read,
+                                   ResolvedOperands *out) noexcept {
+  const std::span<const OperandRecord> operands = sections.operands;
   if (task.num_tensors > kMaxTaskOperands || task.num_scalars > kMaxTaskOperands) {
     return OperandError::kTooManyOperands;
   }
@@ -55,8 +203,15 @@ OperandError resolve_task_operands(const TaskRecord &task, std::span<const Opera
         out->addresses[i] = reinterpret_cast<void *>(operand.value);
         out->sizes[i] = operand.bytes;
         break;
+      case ImageOperandKind::kView:
+        if (const OperandError error = resolve_view(i, operand.index, sections, payload, read, out);
+            error != OperandError::kNone) {
+          return error;
+        }
+        break;
       case ImageOperandKind::kScalar:
       case ImageOperandKind::kImmediate:
+      case ImageOperandKind::kDeviceValue:
         return OperandError::kWrongKindForPosition;
       default:
         return OperandError::kUnknownKind;
@@ -74,8 +229,19 @@ OperandError resolve_task_operands(const TaskRecord &task, std::span<const Opera
       case ImageOperandKind::kImmediate:
         out->scalars[i] = operand.value;
         break;
+      case ImageOperandKind::kDeviceValue: {
+        std::int64_t integer = 0;
+        bool is_integer = false;
+        if (const OperandError error = read_device_value(operand.index, sections, payload, read,
+                                                         &out->scalars[i], &integer, &is_integer);
+            error != OperandError::kNone) {
+          return error;
+        }
+        break;
+      }
       case ImageOperandKind::kParam:
       case ImageOperandKind::kBaked:
+      case ImageOperandKind::kView:
         return OperandError::kWrongKindForPosition;
       default:
         return OperandError::kUnknownKind;

@@ -28,6 +28,12 @@ struct ResolvedOperands {
   std::array<void *, kMaxTaskOperands> addresses;
   std::array<std::uint64_t, kMaxTaskOperands> sizes;
   std::array<std::uint64_t, kMaxTaskOperands> scalars;
+  // Written only with OperandError::kViewOffsetOutOfRange: the tensor operand, its view
+  // record, the device value read and the view's offset_value_max.
+  std::uint32_t failed_operand = 0;
+  std::uint32_t failed_view = 0;
+  std::int64_t failed_value = 0;
+  std::uint64_t failed_max = 0;
 
   // The kernel arguments; they point into this object, which must outlive them.
   rrt_kernel_args_t args() const noexcept;
@@ -42,16 +48,45 @@ enum class OperandError {
   kParamOutOfRange,       // a kParam index at or past the payload's tensors
   kScalarOutOfRange,      // a kScalar index at or past the payload's scalars
   kUnknownKind,
+  kBadView,         // a view record that is not in the image, or reaches outside its base
+  kBadDeviceValue,  // a device-value record that is not in the image, or lies outside its source
+  // The backend cannot read device memory while it resolves operands (a host-side launcher):
+  // a device value cannot be resolved there.
+  kDeviceValueUnreadable,
+  // Not an inconsistency: the device value a view's dynamic offset reads lies outside
+  // [0, offset_value_max] (ResolvedOperands names it). The task must fail, not run.
+  kViewOffsetOutOfRange,
 };
 
 // What went wrong, as a phrase ("operand range outside the image").
 const char *describe(OperandError error) noexcept;
 
-// Resolves `task`'s operands: its first num_tensors records are tensors (kParam or kBaked),
-// the next num_scalars are scalars (kScalar or kImmediate). `operands` is the image's whole
-// operand array (num_operands records); every index is checked against it and against
-// `payload` before it is used, so a corrupted image yields an error, never an access outside
-// them. On error `out` holds no meaningful operands.
+// The image sections that operand records index: the whole operand, view and device-value
+// arrays (num_operands, num_views and num_device_values records).
+struct OperandSections {
+  std::span<const OperandRecord> operands;
+  std::span<const ViewRecord> views;
+  std::span<const DeviceValueRecord> device_values;
+};
+
+// Reads `bytes` bytes of device memory at `address` into `out`. A backend passes one when
+// resolution runs where device memory is readable at the time the task runs (the simulator's
+// device workers); a backend that resolves on the host at enqueue time passes none.
+using DeviceMemoryReader = void (*)(const void *address, void *out, std::size_t bytes);
+
+// Resolves `task`'s operands: its first num_tensors records are tensors (kParam, kBaked or
+// kView), the next num_scalars are scalars (kScalar, kImmediate or kDeviceValue). Every index
+// is checked against `sections` and against `payload` before it is used, and a view's range
+// against its base's bytes, so a corrupted image yields an error, never an access outside
+// them. A device value is read with `read` (I32 sign-extended, I64 as is, F32 as its binary32
+// bits); without a reader it is kDeviceValueUnreadable. A view resolves to its base's address
+// plus byte_offset (plus the offset device value times offset_stride_bytes) and its own bytes.
+// On error `out` holds no meaningful operands (but see kViewOffsetOutOfRange).
+OperandError resolve_task_operands(const TaskRecord &task, const OperandSections &sections,
+                                   const InvocationPayloadView &payload, DeviceMemoryReader read,
+                                   ResolvedOperands *out) noexcept;
+
+// The same for an image without views or device values.
 OperandError resolve_task_operands(const TaskRecord &task, std::span<const OperandRecord> operands,
                                    const InvocationPayloadView &payload,
                                    ResolvedOperands *out) noexcept;

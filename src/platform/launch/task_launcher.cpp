@@ -86,10 +86,8 @@ Status TaskLauncher::expand(Stream &stream, std::span<const std::byte> invocatio
                image.callable_id, image.num_params, image.num_scalars, header.tensor_count,
                header.scalar_count));
   }
-  const TaskGraphLayout layout =
-      task_graph_layout(image.num_tasks, image.num_operands, image.num_edges);
-  if (image.tasks_offset != layout.tasks || image.operands_offset != layout.operands ||
-      image.successors_offset != layout.successors || image.image_bytes != layout.total) {
+  const TaskGraphLayout layout = task_graph_layout(image);
+  if (!task_graph_layout_matches(image)) {
     return launch_failure(format(
         "callable %d: inconsistent task-graph image at %p: its sections lie outside the image "
         "its counts describe",
@@ -107,6 +105,13 @@ Status TaskLauncher::expand(Stream &stream, std::span<const std::byte> invocatio
   const std::span<const OperandRecord> operands(
       reinterpret_cast<const OperandRecord *>(bytes + layout.operands), image.num_operands);
   const auto *successors = reinterpret_cast<const std::uint32_t *>(bytes + layout.successors);
+  const OperandSections sections{
+      operands,
+      std::span<const ViewRecord>(reinterpret_cast<const ViewRecord *>(bytes + layout.views),
+                                  image.num_views),
+      std::span<const DeviceValueRecord>(
+          reinterpret_cast<const DeviceValueRecord *>(bytes + layout.device_values),
+          image.num_device_values)};
 
   resolved_.resize(image.num_tasks);
   for (std::uint32_t t = 0; t < image.num_tasks; ++t) {
@@ -131,7 +136,18 @@ Status TaskLauncher::expand(Stream &stream, std::span<const std::byte> invocatio
                                    device_.properties().name));
     }
     const KernelEntry &kernel = kernels_.entry(task.kernel_id);
-    const OperandError error = resolve_task_operands(task, operands, payload, &resolved_[t]);
+    // Operands are resolved here, on the host, when the launch is enqueued: a device value is
+    // not readable then without synchronizing with the stream (which a capture forbids).
+    const OperandError error =
+        resolve_task_operands(task, sections, payload, nullptr, &resolved_[t]);
+    if (error == OperandError::kDeviceValueUnreadable) {
+      return Status::error(
+          RRT_ERR_UNSUPPORTED,
+          format("callable %d task %u (kernel '%s') reads a device value (a DEVICE_VALUE operand "
+                 "or a view with a device-resident offset): %s devices resolve operands when the "
+                 "launch is enqueued and cannot read device memory then without synchronizing",
+                 image.callable_id, t, kernel.name.c_str(), device_.properties().name));
+    }
     if (error != OperandError::kNone) {
       return launch_failure(format("callable %d: inconsistent task-graph image at %p: task %u: %s",
                                    image.callable_id, image_address, t, describe(error)));

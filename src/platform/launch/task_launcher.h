@@ -23,15 +23,18 @@ namespace replayrt {
 //   3. check that program order is a topological order (every edge goes from a task to a
 //      later one) and that every task names a kernel with a native launcher;
 //   4. resolve every task's operands (resolve_task_operands) and run its kernel's host-side
-//      check (KernelEntry::check_operands);
+//      check (KernelEntry::check_operands). Views with fixed offsets resolve here; a device
+//      value (a DEVICE_VALUE operand or a view's device-resident offset) cannot be read on the
+//      host at enqueue time without synchronizing, so a task that reads one is
+//      RRT_ERR_UNSUPPORTED;
 //   5. only when all of that passed: per task, Stream::enqueue_native with a work item that
 //      calls the kernel's native_launch(args, native stream, user). Its referenced addresses
 //      are the task's tensor addresses; the first task's also include the launch's
 //      `referenced`.
 // A failure in 1-4 enqueues nothing; a launcher returning nonzero in 5 stops the expansion.
-// Either is RRT_ERR_KERNEL_FAILED naming the callable, the task and the kernel; it is also
-// handed to Stream::fail_enqueue: sticky on the stream, or, while capturing, the capture's
-// failure, so a graph never silently lacks part of a launch.
+// Either is RRT_ERR_KERNEL_FAILED (the device value of 4: RRT_ERR_UNSUPPORTED) naming the callable,
+// the task and the kernel; it is also handed to Stream::fail_enqueue: sticky on the stream, or,
+// while capturing, the capture's failure, so a graph never silently lacks part of a launch.
 // Profiling (task timings, the device-wall record) is RRT_ERR_UNSUPPORTED on this path.
 //
 // Steady state allocates nothing: the image copy and the resolved operands live in buffers

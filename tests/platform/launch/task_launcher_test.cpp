@@ -3,6 +3,7 @@
 #include "platform/launch/task_launcher.h"
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -112,9 +113,10 @@ class TaskLauncherTest : public ::testing::Test {
   // Writes an image of `tasks` (with their operands and edges) into device memory and an
   // invocation naming it with two tensors and one scalar.
   void build(std::vector<TaskRecord> tasks, std::vector<OperandRecord> operands,
-             std::vector<std::uint32_t> successors) {
-    const TaskGraphLayout layout =
-        task_graph_layout(tasks.size(), operands.size(), successors.size());
+             std::vector<std::uint32_t> successors, std::vector<ViewRecord> views = {},
+             std::vector<DeviceValueRecord> device_values = {}) {
+    const TaskGraphLayout layout = task_graph_layout(
+        tasks.size(), operands.size(), successors.size(), views.size(), device_values.size());
     std::vector<std::byte> image(layout.total);
     TaskGraphHeader header{};
     header.magic = kTaskGraphMagic;
@@ -130,7 +132,14 @@ class TaskLauncherTest : public ::testing::Test {
     header.tasks_offset = layout.tasks;
     header.operands_offset = layout.operands;
     header.successors_offset = layout.successors;
+    header.num_views = static_cast<std::uint32_t>(views.size());
+    header.num_device_values = static_cast<std::uint32_t>(device_values.size());
+    header.views_offset = layout.views;
+    header.device_values_offset = layout.device_values;
     std::memcpy(image.data(), &header, sizeof header);
+    std::memcpy(image.data() + layout.views, views.data(), views.size() * sizeof(ViewRecord));
+    std::memcpy(image.data() + layout.device_values, device_values.data(),
+                device_values.size() * sizeof(DeviceValueRecord));
     std::memcpy(image.data() + layout.tasks, tasks.data(), tasks.size() * sizeof(TaskRecord));
     std::memcpy(image.data() + layout.operands, operands.data(),
                 operands.size() * sizeof(OperandRecord));
@@ -183,6 +192,46 @@ class TaskLauncherTest : public ::testing::Test {
   void *image_ = nullptr;
   std::vector<std::uint64_t> invocation_;
 };
+
+TEST_F(TaskLauncherTest, AFixedViewResolvesToItsPartOfItsBase) {
+  ViewRecord view{};
+  view.source = static_cast<std::uint32_t>(ImageTensorSource::kParam);
+  view.index = 0;
+  view.byte_offset = 64;
+  view.bytes = 128;
+  view.offset_value = -1;
+  build({TaskRecord{first_id_, 0, 1, 0, 0, 0, 0, 0}},
+        {OperandRecord{static_cast<std::uint32_t>(ImageOperandKind::kView), 0, 0, 128}}, {},
+        {view});
+  TaskLauncher launcher(device_, kernels_);
+  FakeStream stream;
+  ASSERT_TRUE(launcher.enqueue(stream, invocation(), {}).is_ok());
+  ASSERT_EQ(g_calls.size(), 1U);
+  EXPECT_EQ(g_calls[0].tensors, (std::vector<void *>{static_cast<std::byte *>(tensor_a_) + 64}));
+  EXPECT_EQ(g_calls[0].bytes, (std::vector<std::uint64_t>{128}));
+}
+
+TEST_F(TaskLauncherTest, ADeviceValueIsUnsupportedAndNothingIsEnqueued) {
+  DeviceValueRecord value{};
+  value.source = static_cast<std::uint32_t>(ImageTensorSource::kParam);
+  value.index = 1;
+  value.dtype = RRT_DTYPE_I32;
+  build({TaskRecord{first_id_, 0, 1, 0, 0, 0, 0, 0}, TaskRecord{second_id_, 1, 0, 1, 0, 0, 0, 0}},
+        {OperandRecord{0, 0, 0, 0},
+         OperandRecord{static_cast<std::uint32_t>(ImageOperandKind::kDeviceValue), 0, 0, 0}},
+        {}, {}, {value});
+  TaskLauncher launcher(device_, kernels_);
+  FakeStream stream;
+  const Status status = launcher.enqueue(stream, invocation(), {});
+  EXPECT_EQ(status.code(), RRT_ERR_UNSUPPORTED);
+  EXPECT_NE(status.message().find("task 1 (kernel 'second') reads a device value"),
+            std::string::npos)
+      << status.message();
+  EXPECT_TRUE(g_calls.empty());
+  EXPECT_TRUE(stream.enqueued.empty());
+  ASSERT_EQ(stream.failures.size(), 1U);
+  EXPECT_EQ(stream.failures[0].code(), RRT_ERR_UNSUPPORTED);
+}
 
 TEST_F(TaskLauncherTest, EachTaskIsOneNativeCallInProgramOrderWithItsResolvedOperands) {
   build_chain(first_id_, second_id_);

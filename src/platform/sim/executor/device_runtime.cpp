@@ -26,6 +26,21 @@ constexpr std::chrono::seconds kSlotFillLimit{10};
 
 // The failure code of a task whose kernel threw.
 constexpr int kKernelThrew = std::numeric_limits<int>::min();
+// The failure code of a task whose view offset device value was out of range (not run).
+constexpr int kViewOffsetOutOfRange = std::numeric_limits<int>::min() + 1;
+
+// Device memory is host-accessible on the simulator.
+void read_sim_memory(const void *address, void *out, std::size_t bytes) {
+  std::memcpy(out, address, bytes);
+}
+
+// A view offset that was out of range when its task ran.
+struct OffsetFailure {
+  std::uint32_t operand = 0;
+  std::uint32_t view = 0;
+  std::int64_t value = 0;
+  std::uint64_t max = 0;
+};
 
 std::uint64_t now_ns() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -68,6 +83,8 @@ struct Execution {
   std::uint32_t num_edges;
   const TaskRecord *tasks;
   std::span<const OperandRecord> operands;
+  std::span<const ViewRecord> views;
+  std::span<const DeviceValueRecord> device_values;
   const std::uint32_t *successors;
   SchedulerStateHeader *state;
   std::uint32_t *remaining;
@@ -82,6 +99,8 @@ struct Execution {
   OperandError operand_error = OperandError::kNone;
   std::uint32_t where = 0;  // the task or slot involved
   std::uint64_t value = 0;  // the offending value
+  // Written by the worker that records the failed task when it failed for a view offset.
+  OffsetFailure offset_failure;
 
   bool is_stopped() const noexcept { return stopped.load(std::memory_order_acquire); }
 
@@ -126,8 +145,9 @@ struct Execution {
     return task;
   }
 
-  // The kernel's result code, or 0 after stopping the execution for an inconsistent task.
-  int run_task(std::uint32_t t, unsigned worker) {
+  // The kernel's result code, or 0 after stopping the execution for an inconsistent task, or
+  // kViewOffsetOutOfRange (with *offset written) when a view's offset is out of range.
+  int run_task(std::uint32_t t, unsigned worker, OffsetFailure *offset) {
     const TaskRecord &task = tasks[t];
     if (!kernels->contains(task.kernel_id) ||
         kernels->entry(task.kernel_id).sim_host_fn == nullptr) {
@@ -135,7 +155,14 @@ struct Execution {
       return 0;
     }
     ResolvedOperands resolved;
-    const OperandError error = resolve_task_operands(task, operands, payload, &resolved);
+    const OperandError error =
+        resolve_task_operands(task, OperandSections{operands, views, device_values}, payload,
+                              &read_sim_memory, &resolved);
+    if (error == OperandError::kViewOffsetOutOfRange) {
+      *offset = OffsetFailure{resolved.failed_operand, resolved.failed_view, resolved.failed_value,
+                              resolved.failed_max};
+      return kViewOffsetOutOfRange;
+    }
     if (error != OperandError::kNone) {
       stop(Inconsistency::kOperands, t, task.first_operand, error);
       return 0;
@@ -239,12 +266,14 @@ struct Execution {
         return;
       }
       if (failed.load(std::memory_order_acquire) == 0) {
-        const int code = run_task(t, worker);
+        OffsetFailure offset;
+        const int code = run_task(t, worker, &offset);
         if (code != 0) {
           std::uint32_t expected = 0;
           if (failed.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
             state->failed_task = static_cast<std::int32_t>(t);
             state->failed_code = code;
+            offset_failure = offset;
           }
         }
       }
@@ -312,14 +341,6 @@ struct Execution {
 
 Status device_failure(std::string message) {
   return Status::error(RRT_ERR_KERNEL_FAILED, std::move(message));
-}
-
-// True when the image's section offsets and size are those its counts give.
-bool layout_matches_counts(const TaskGraphHeader &image) {
-  const TaskGraphLayout layout =
-      task_graph_layout(image.num_tasks, image.num_operands, image.num_edges);
-  return image.tasks_offset == layout.tasks && image.operands_offset == layout.operands &&
-         image.successors_offset == layout.successors && image.image_bytes == layout.total;
 }
 
 // OK when a copied scheduler seed is the reset state of `num_tasks` tasks: nothing popped,
@@ -400,7 +421,7 @@ Status DeviceRuntime::execute(const std::byte *invocation, std::size_t bytes) {
                image->callable_id, image->num_params, image->num_scalars, header.tensor_count,
                header.scalar_count));
   }
-  if (!layout_matches_counts(*image)) {
+  if (!task_graph_layout_matches(*image)) {
     return device_failure(format(
         "callable %d: inconsistent task-graph image at %p: its sections lie outside the image "
         "its counts describe (%u tasks, %u operands, %u edges, %llu bytes)",
@@ -416,6 +437,11 @@ Status DeviceRuntime::execute(const std::byte *invocation, std::size_t bytes) {
   run.operands = std::span<const OperandRecord>(
       reinterpret_cast<const OperandRecord *>(base + image->operands_offset), image->num_operands);
   run.successors = reinterpret_cast<const std::uint32_t *>(base + image->successors_offset);
+  run.views = std::span<const ViewRecord>(
+      reinterpret_cast<const ViewRecord *>(base + image->views_offset), image->num_views);
+  run.device_values = std::span<const DeviceValueRecord>(
+      reinterpret_cast<const DeviceValueRecord *>(base + image->device_values_offset),
+      image->num_device_values);
   run.timings = reinterpret_cast<TaskTiming *>(run.payload.timings_address);
   auto *wall = reinterpret_cast<LaunchRecord *>(run.payload.wall_address);
   const std::uint64_t launch_start = wall != nullptr ? now_ns() : 0;
@@ -474,6 +500,14 @@ Status DeviceRuntime::execute(const std::byte *invocation, std::size_t bytes) {
         task >= 0 && static_cast<std::uint32_t>(task) < num_tasks ? run.tasks[task].kernel_id : -1;
     const char *name =
         kernels_.contains(kernel_id) ? kernels_.entry(kernel_id).name.c_str() : "<unknown>";
+    if (run.state->failed_code == kViewOffsetOutOfRange) {
+      const OffsetFailure &offset = run.offset_failure;
+      return device_failure(format(
+          "callable %d task %d (kernel '%s'): tensor operand %u (view %u) reads its offset from a "
+          "device value of %lld, outside [0, %llu]; the task did not run",
+          image->callable_id, task, name, offset.operand, offset.view,
+          static_cast<long long>(offset.value), static_cast<unsigned long long>(offset.max)));
+    }
     if (run.state->failed_code == kKernelThrew) {
       return device_failure(format("callable %d task %d (kernel '%s') threw an exception",
                                    image->callable_id, task, name));
