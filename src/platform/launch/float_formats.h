@@ -1,7 +1,8 @@
 // Exact widening of the 16-bit float formats the built-ins read (IEEE binary16 and bfloat16) to
 // binary32, on the host and, compiled by nvcc, on the device. Every binary16 and bfloat16 value,
 // subnormals, infinities and NaNs included, is representable in binary32, so both conversions
-// are exact; a NaN keeps its sign and the high bits of its payload.
+// are exact; a NaN keeps its sign and its payload (shifted to binary32's high mantissa bits).
+// They assume the default floating-point environment (subnormals not flushed to zero).
 #pragma once
 
 #include <cstdint>
@@ -25,26 +26,23 @@ REPLAYRT_HOST_DEVICE inline float f32_from_bf16(std::uint16_t bits) {
   return f32_from_bits(static_cast<std::uint32_t>(bits) << 16U);
 }
 
+REPLAYRT_HOST_DEVICE inline std::uint32_t bits_from_f32(float value) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+// Branch-free for finite values: the magnitude bits shifted into binary32's places read as a
+// float 2^-112 times the binary16 value (a binary32 subnormal for a binary16 subnormal), and
+// the multiplication by 2^112 is exact. Infinities and NaNs take binary32's maximum exponent.
 REPLAYRT_HOST_DEVICE inline float f32_from_f16(std::uint16_t bits) {
+  const std::uint32_t magnitude = static_cast<std::uint32_t>(bits & 0x7FFFU) << 13U;
   const std::uint32_t sign = static_cast<std::uint32_t>(bits & 0x8000U) << 16U;
-  std::uint32_t exponent = (bits >> 10U) & 0x1FU;
-  std::uint32_t mantissa = bits & 0x3FFU;
-  if (exponent == 0x1FU) {  // infinity or NaN
-    return f32_from_bits(sign | 0x7F800000U | (mantissa << 13U));
-  }
-  if (exponent == 0) {
-    if (mantissa == 0) {
-      return f32_from_bits(sign);
-    }
-    // A subnormal: shift the mantissa up until its leading one is the implicit bit.
-    exponent = 1;
-    while ((mantissa & 0x400U) == 0) {
-      mantissa <<= 1U;
-      --exponent;
-    }
-    mantissa &= 0x3FFU;
-  }
-  return f32_from_bits(sign | ((exponent + 112U) << 23U) | (mantissa << 13U));
+  const std::uint32_t finite = bits_from_f32(f32_from_bits(magnitude) * 0x1p112F);
+  // All ones for an infinity or NaN, else zero: a mask, so that loops over it vectorize.
+  const std::uint32_t special = 0U - static_cast<std::uint32_t>((bits & 0x7C00U) == 0x7C00U);
+  const std::uint32_t widened = (finite & ~special) | ((magnitude | 0x7F800000U) & special);
+  return f32_from_bits(widened | sign);
 }
 
 }  // namespace replayrt
