@@ -31,9 +31,9 @@ rrt_tensor_desc_t tensor(rrt_dtype_t dtype, std::uint64_t elements, rrt_directio
   return desc;
 }
 
-constexpr std::uint32_t kVocab = 5;
-constexpr std::uint32_t kDim = 4;
-constexpr std::uint32_t kOut = 3;
+constexpr std::uint64_t kVocab = 5;
+constexpr std::uint64_t kDim = 4;
+constexpr std::uint64_t kOut = 3;
 
 // embedding(table f32 [V, D], ids [1]) -> h [1, D]; linear(h, w bf16 [OUT, D]) -> y [1, OUT].
 class DecoderBuiltinsTest : public ::testing::Test {
@@ -127,7 +127,7 @@ TEST_F(DecoderBuiltinsTest, AnEmbeddingRowFeedsALinearLayerOnBf16Weights) {
 }
 
 TEST_F(DecoderBuiltinsTest, AnIdOutsideTheVocabularyFailsTheRunNamingKernelAndCode) {
-  EXPECT_EQ(run_with_id(kVocab), RRT_ERR_KERNEL_FAILED);
+  EXPECT_EQ(run_with_id(static_cast<std::int32_t>(kVocab)), RRT_ERR_KERNEL_FAILED);
   const std::string message = last_message();
   EXPECT_NE(message.find("'embedding'"), std::string::npos) << message;
   EXPECT_NE(message.find("code 8"), std::string::npos) << message;

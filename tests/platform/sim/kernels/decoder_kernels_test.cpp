@@ -24,7 +24,8 @@ using Bytes = std::vector<std::byte>;
 
 constexpr float kUntouched = -7.25F;
 
-int run(std::string_view name, std::vector<Bytes *> tensors, std::vector<std::uint64_t> scalars) {
+int run(std::string_view name, const std::vector<Bytes *> &tensors,
+        const std::vector<std::uint64_t> &scalars) {
   std::vector<void *> addresses;
   std::vector<std::uint64_t> sizes;
   for (Bytes *tensor : tensors) {
@@ -79,7 +80,7 @@ Bytes floats(std::size_t count, float value) {
   return bytes_of(std::vector<float>(count, value));
 }
 
-Bytes int32s(std::vector<std::int32_t> values) {
+Bytes int32s(const std::vector<std::int32_t> &values) {
   return bytes_of(values);
 }
 
@@ -262,9 +263,9 @@ TEST(LinearKernelTest, WidensF16AndBf16WeightsExactly) {
 }
 
 TEST(LinearKernelTest, RejectsSizesAnUnknownWdtypeAndOverlapsWithoutWriting) {
-  Bytes x = bytes_of(random_floats(2 * 4, 1));
-  Bytes w = bytes_of(random_floats(3 * 4, 2));
-  Bytes y = floats(2 * 3, kUntouched);
+  Bytes x = bytes_of(random_floats(2ULL * 4, 1));
+  Bytes w = bytes_of(random_floats(3ULL * 4, 2));
+  Bytes y = floats(2ULL * 3, kUntouched);
   const Bytes untouched = y;
   EXPECT_EQ(run("linear", {&x, &w, &y}, {2, 4, 4, RRT_DTYPE_F32}), kSizeMismatch);
   EXPECT_EQ(run("linear", {&x, &w, &y}, {2, 4, 3, RRT_DTYPE_F16}), kSizeMismatch)
@@ -276,7 +277,7 @@ TEST(LinearKernelTest, RejectsSizesAnUnknownWdtypeAndOverlapsWithoutWriting) {
   EXPECT_EQ(y, untouched);
   // y on x's bytes.
   std::vector<void *> addresses = {x.data(), w.data(), x.data()};
-  std::vector<std::uint64_t> sizes = {x.size(), w.size(), 2 * 3 * 4};
+  std::vector<std::uint64_t> sizes = {x.size(), w.size(), 2ULL * 3 * 4};
   std::vector<std::uint64_t> scalars = {2, 4, 3, RRT_DTYPE_F32};
   const rrt_kernel_args_t args{3, addresses.data(), sizes.data(), 4, scalars.data()};
   EXPECT_EQ(builtin_operand_check("linear")(&args), kOverlappingOutput);
@@ -314,8 +315,8 @@ TEST(EmbeddingKernelTest, GathersTheRowsOfTheIdsForEveryWdtype) {
 }
 
 TEST(EmbeddingKernelTest, AnIdOutsideTheTableFailsAndWritesNothing) {
-  Bytes table = bytes_of(random_floats(4 * 3, 1));
-  Bytes out = floats(2 * 3, kUntouched);
+  Bytes table = bytes_of(random_floats(4ULL * 3, 1));
+  Bytes out = floats(2ULL * 3, kUntouched);
   const Bytes untouched = out;
   for (const std::int32_t bad : {-1, 4, std::numeric_limits<std::int32_t>::min()}) {
     Bytes ids = int32s({1, bad});
@@ -326,9 +327,9 @@ TEST(EmbeddingKernelTest, AnIdOutsideTheTableFailsAndWritesNothing) {
 }
 
 TEST(EmbeddingKernelTest, RejectsSizesThatDisagreeWithTheDimensions) {
-  Bytes table = bytes_of(random_floats(4 * 3, 1));
+  Bytes table = bytes_of(random_floats(4ULL * 3, 1));
   Bytes ids = int32s({1, 2});
-  Bytes out = floats(2 * 3, kUntouched);
+  Bytes out = floats(2ULL * 3, kUntouched);
   EXPECT_EQ(run("embedding", {&table, &ids, &out}, {5, 3, 2, RRT_DTYPE_F32}), kSizeMismatch);
   EXPECT_EQ(run("embedding", {&table, &ids, &out}, {4, 3, 3, RRT_DTYPE_F32}), kSizeMismatch);
   EXPECT_EQ(run("embedding", {&table, &ids, &out}, {4, 3, 2, 99}), kScalarOutOfDomain);
@@ -383,7 +384,7 @@ TEST(RopeKernelTest, PositionZeroLeavesTheFirstRowUnchanged) {
 }
 
 TEST(RopeKernelTest, RejectsANegativePositionAnOddHeadAndABadTheta) {
-  Bytes x = bytes_of(random_floats(2 * 6, 3));
+  Bytes x = bytes_of(random_floats(2ULL * 6, 3));
   const Bytes untouched = x;
   Bytes negative = int32s({-1});
   EXPECT_EQ(run("rope", {&negative, &x}, {2, 1, 6, f32(10000.0F)}), kIndexOutOfRange);
@@ -422,8 +423,8 @@ TEST(KvStoreKernelTest, WritesRowsPosToPosPlusTAndNoOthers) {
 }
 
 TEST(KvStoreKernelTest, APositionOutsideTheCacheFailsAndWritesNothing) {
-  Bytes src = bytes_of(random_floats(2 * 3, 4));
-  Bytes cache = floats(4 * 3, kUntouched);
+  Bytes src = bytes_of(random_floats(2ULL * 3, 4));
+  Bytes cache = floats(4ULL * 3, kUntouched);
   const Bytes untouched = cache;
   for (const std::int32_t bad : {-1, 3, 4, std::numeric_limits<std::int32_t>::max()}) {
     Bytes pos = int32s({bad});
@@ -433,7 +434,7 @@ TEST(KvStoreKernelTest, APositionOutsideTheCacheFailsAndWritesNothing) {
   Bytes pos = int32s({0});
   EXPECT_EQ(run("kv_store", {&src, &pos, &cache}, {2, 3, 5}), kSizeMismatch);
   EXPECT_EQ(run("kv_store", {&src, &pos, &cache}, {2, 2, 4}), kSizeMismatch);
-  Bytes small_cache = floats(1 * 3, kUntouched);
+  Bytes small_cache = floats(1ULL * 3, kUntouched);
   EXPECT_EQ(run("kv_store", {&src, &pos, &small_cache}, {2, 3, 1}), kSizeMismatch) << "T > S";
 }
 
@@ -525,8 +526,9 @@ TEST(AttentionKernelTest, LaterCacheRowsDoNotChangeTheResult) {
   Bytes kb = bytes_of(k);
   Bytes vb = bytes_of(v);
   ASSERT_EQ(run("attention", {&qb, &kb, &vb, &pos, &first}, {a.t, a.h, a.kvh, a.hd, a.s}), kOk);
-  std::fill(k.begin() + 3 * 4, k.end(), 1e30F);
-  std::fill(v.begin() + 3 * 4, v.end(), std::numeric_limits<float>::quiet_NaN());
+  // Rows 3.. of the one-kv-head cache (hd 4) lie past position 2.
+  std::fill(k.begin() + std::ptrdiff_t{12}, k.end(), 1e30F);
+  std::fill(v.begin() + std::ptrdiff_t{12}, v.end(), std::numeric_limits<float>::quiet_NaN());
   kb = bytes_of(k);
   vb = bytes_of(v);
   ASSERT_EQ(run("attention", {&qb, &kb, &vb, &pos, &second}, {a.t, a.h, a.kvh, a.hd, a.s}), kOk);
@@ -534,10 +536,10 @@ TEST(AttentionKernelTest, LaterCacheRowsDoNotChangeTheResult) {
 }
 
 TEST(AttentionKernelTest, APositionPastTheCacheFailsAndWritesNothing) {
-  Bytes q = bytes_of(random_floats(2 * 2 * 4, 1));
-  Bytes k = bytes_of(random_floats(4 * 4, 2));
-  Bytes v = bytes_of(random_floats(4 * 4, 3));
-  Bytes out = floats(2 * 2 * 4, kUntouched);
+  Bytes q = bytes_of(random_floats(2ULL * 2 * 4, 1));
+  Bytes k = bytes_of(random_floats(4ULL * 4, 2));
+  Bytes v = bytes_of(random_floats(4ULL * 4, 3));
+  Bytes out = floats(2ULL * 2 * 4, kUntouched);
   const Bytes untouched = out;
   for (const std::int32_t bad : {-1, 3, 4}) {
     Bytes pos = int32s({bad});
@@ -549,10 +551,10 @@ TEST(AttentionKernelTest, APositionPastTheCacheFailsAndWritesNothing) {
   EXPECT_EQ(run("attention", {&q, &k, &v, &pos, &out}, {2, 2, 1, 4, 3}), kSizeMismatch);
   EXPECT_EQ(run("attention", {&q, &k, &v, &pos, &out}, {2, 2, 2, 4, 2}), kOk) << "T == S";
   EXPECT_EQ(run("attention", {&q, &k, &v, &pos, &out}, {2, 2, 1, 0, 4}), kZeroDimension);
-  Bytes k3 = bytes_of(random_floats(4 * 3 * 4, 2));
-  Bytes v3 = bytes_of(random_floats(4 * 3 * 4, 3));
-  Bytes q4 = bytes_of(random_floats(2 * 4 * 4, 1));
-  Bytes out4 = floats(2 * 4 * 4, kUntouched);
+  Bytes k3 = bytes_of(random_floats(4ULL * 3 * 4, 2));
+  Bytes v3 = bytes_of(random_floats(4ULL * 3 * 4, 3));
+  Bytes q4 = bytes_of(random_floats(2ULL * 4 * 4, 1));
+  Bytes out4 = floats(2ULL * 4 * 4, kUntouched);
   EXPECT_EQ(run("attention", {&q4, &k3, &v3, &pos, &out4}, {2, 4, 3, 4, 4}), kScalarOutOfDomain)
       << "KVH does not divide H";
 }
