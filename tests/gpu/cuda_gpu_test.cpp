@@ -530,9 +530,9 @@ std::vector<DecoderCase> decoder_cases() {
   std::mt19937 random(4321);
   const auto theta = static_cast<std::uint32_t>(rrt_scalar_from_f32(10000.0F));
   std::vector<DecoderCase> cases;
-  constexpr std::uint32_t kM = 3;
-  constexpr std::uint32_t kK = 516;
-  constexpr std::uint32_t kN = 37;
+  constexpr std::size_t kM = 3;
+  constexpr std::size_t kK = 516;
+  constexpr std::size_t kN = 37;
   cases.push_back({"linear",
                    {random_values(kM * kK, &random), random_values(kN * kK, &random),
                     std::vector<float>(kM * kN, 0.0F)},
@@ -545,30 +545,30 @@ std::vector<DecoderCase> decoder_cases() {
                      {kM, kK, kN, static_cast<std::uint32_t>(dtype)},
                      false});
     cases.push_back({"embedding",
-                     {random_halves(50 * 64, dtype, &random), int32_storage({0, 49, 7}),
-                      std::vector<float>(3 * 64, 0.0F)},
+                     {random_halves(50ULL * 64, dtype, &random), int32_storage({0, 49, 7}),
+                      std::vector<float>(3ULL * 64, 0.0F)},
                      {50, 64, 3, static_cast<std::uint32_t>(dtype)},
                      true});
   }
   cases.push_back({"embedding",
-                   {random_values(50 * 64, &random), int32_storage({0, 49, 7}),
-                    std::vector<float>(3 * 64, 0.0F)},
+                   {random_values(50ULL * 64, &random), int32_storage({0, 49, 7}),
+                    std::vector<float>(3ULL * 64, 0.0F)},
                    {50, 64, 3, RRT_DTYPE_F32},
                    true});
   cases.push_back({"rope",
-                   {int32_storage({17}), random_values(2 * 4 * 64, &random)},
+                   {int32_storage({17}), random_values(2ULL * 4 * 64, &random)},
                    {2, 4, 64, theta},
                    false});
   cases.push_back(
       {"kv_store",
-       {random_values(2 * 64, &random), int32_storage({5}), random_values(16 * 64, &random)},
+       {random_values(2ULL * 64, &random), int32_storage({5}), random_values(16ULL * 64, &random)},
        {2, 64, 16},
        true});
   // 300 cache rows: more than one block's worth of weights at a time.
   cases.push_back({"attention",
-                   {random_values(2 * 8 * 64, &random), random_values(300 * 2 * 64, &random),
-                    random_values(300 * 2 * 64, &random), int32_storage({290}),
-                    std::vector<float>(2 * 8 * 64, 0.0F)},
+                   {random_values(2ULL * 8 * 64, &random), random_values(300ULL * 2 * 64, &random),
+                    random_values(300ULL * 2 * 64, &random), int32_storage({290}),
+                    std::vector<float>(2ULL * 8 * 64, 0.0F)},
                    {2, 8, 2, 64, 300},
                    false});
   return cases;
@@ -597,7 +597,7 @@ TEST_F(CudaGpuTest, DeviceResidentValuesOutOfRangeWriteNanOrNothingOnCuda) {
   std::mt19937 random(99);
   const DecoderCase embedding{
       "embedding",
-      {random_values(4 * 8, &random), int32_storage({1, 4}), std::vector<float>(2 * 8, 0.0F)},
+      {random_values(4ULL * 8, &random), int32_storage({1, 4}), std::vector<float>(2ULL * 8, 0.0F)},
       {4, 8, 2, RRT_DTYPE_F32},
       true};
   rrt_status_t status = RRT_OK;
@@ -610,7 +610,7 @@ TEST_F(CudaGpuTest, DeviceResidentValuesOutOfRangeWriteNanOrNothingOnCuda) {
   }
   const DecoderCase kv_store{
       "kv_store",
-      {random_values(2 * 8, &random), int32_storage({3}), std::vector<float>(4 * 8, 0.5F)},
+      {random_values(2ULL * 8, &random), int32_storage({3}), std::vector<float>(4ULL * 8, 0.5F)},
       {2, 8, 4},
       true};
   out = run_decoder_on(RRT_PLATFORM_CUDA, kv_store, &status, &error);
