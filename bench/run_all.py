@@ -29,6 +29,7 @@ PROGRAMS = [
     ("allocator_calls_bench", 1, None),
     ("exact_plan_bench", 1, None),
     ("wait_bench", None, None),
+    ("kernel_bench", None, None),
 ]
 
 TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
@@ -413,6 +414,22 @@ def wait_section(report):
                   "wake-up / SPIN's", "calling thread's CPU time per step"], rows)
 
 
+KERNEL_SHAPES = (("decode step", "M:1/K:1024/N:1024"), ("16-token prefill", "M:16/K:1024/N:1024"))
+
+
+def kernels_section(report):
+    rows = []
+    for text, shape in KERNEL_SHAPES:
+        matmul = report.get(f"kernels/matmul/{shape}", "cpu_ns")
+        for weights in ("f32", "f16", "bf16"):
+            value = report.get(f"kernels/linear_{weights}/{shape}", "cpu_ns")
+            rows.append([f"linear, {weights} [out, in] weights, {text} ({shape})",
+                         fmt_time(value), fmt_time(matmul), fmt_ratio(ratio(value, matmul))])
+    report.table("8. Simulator linear layer (median CPU time per call)",
+                 ["kernel", "replayrt", "matmul on the transposed f32 weight",
+                  "linear / matmul"], rows)
+
+
 def fmt_count(value):
     return "n/a" if value is None else f"{value:,.0f}"
 
@@ -475,6 +492,7 @@ def main():
     alloc_section(report)
     plan_section(report)
     wait_section(report)
+    kernels_section(report)
 
     any_context = next(iter(contexts.values()), {})
     machine = machine_description(args.build_dir, any_context)

@@ -332,7 +332,8 @@ static inline float rrt_scalar_to_f32(uint64_t scalar) {
   return value;
 }
 /* Built-in kernels are pre-registered under their names ("fill", "copy", "add", "mul",
-   "scale", "matmul", "softmax", "rmsnorm", "silu", "gelu"). A name may be registered once per
+   "scale", "matmul", "softmax", "rmsnorm", "silu", "gelu", "linear", "embedding", "rope",
+   "kv_store", "attention"; see "built-in kernels" below). A name may be registered once per
    context; `user` must outlive the context. RRT_ERR_INVALID_STATE once the context holds 256
    kernels (built-ins included). RRT_ERR_UNSUPPORTED on a context whose platform cannot run
    host-function kernels (CUDA: use rrt_kernel_register_native). */
@@ -401,6 +402,59 @@ RRT_API rrt_status_t rrt_kernel_register_desc(rrt_context_t ctx, const rrt_kerne
                                               int32_t *out_kernel_id);
 /* RRT_ERR_INVALID_ARGUMENT when no kernel has that name. */
 RRT_API rrt_status_t rrt_kernel_lookup(rrt_context_t ctx, const char *name, int32_t *out_kernel_id);
+
+/* ---- built-in kernels ------------------------------------------------------------------
+   Every context holds these under their names (rrt_kernel_lookup), on the simulator and on
+   CUDA. Operands: the tensors in the order listed, then the scalars; each built-in writes only
+   its LAST tensor and reads the others. Tensors are row-major; activations are float32; a
+   weight of dtype `wdtype` (a scalar holding RRT_DTYPE_F32, _F16 or _BF16) is widened to
+   float32 exactly; ids and pos are int32. Integer scalars are u64 values; a float scalar is
+   rrt_scalar_from_f32's bits (high 32 ignored). Sizes are exact: a tensor holds exactly the
+   elements its shape below names ([R, C] = R*C elements; "n" = any count of at least one).
+   Results are deterministic (fixed reduction order) on each platform; CUDA matches the
+   simulator bit for bit for fill, copy, add, mul, scale, matmul, embedding and kv_store, and
+   within a small relative error for the others.
+   fill(out[n]; value): out[i] = value.
+   copy(in[n], out[n]): out = in.   add / mul(a[n], b[n], out[n]): elementwise a + b, a * b.
+   scale(in[n], out[n]; s): out = in * s.
+   matmul(a[M,K], b[K,N], out[M,N]; M, K, N): out = a @ b, float32 sums over k increasing.
+   softmax(in[R*cols], out[same]; cols): per row, exp(x - row max) / sum, the sum in double.
+   rmsnorm(in[R*cols], weight[cols], out[same as in]; cols, eps): per row,
+     out = in / sqrt(mean(in^2) + eps) * weight, the mean and product in double; eps finite
+     and >= 0.
+   silu(in[n], out[n]): in * sigmoid(in).   gelu(in[n], out[n]): the tanh form,
+     0.5 in (1 + tanh(sqrt(2/pi) (in + 0.044715 in^3))), evaluated as in * sigmoid(2u) so
+     that no input overflows.
+   linear(x[M,K], w[N,K] (wdtype), y[M,N]; M, K, N, wdtype): y = x * w^T on checkpoint
+     [out, in] weights, float32 accumulation (both rows walked contiguously over k).
+   embedding(table[V,D] (wdtype), ids[T], out[T,D]; V, D, T, wdtype): out[t] = table[ids[t]].
+     An id outside [0, V) fails the task.
+   rope(pos[1], x[T, H*hd]; T, H, hd, theta): in place, row t at position p = pos[0] + t;
+     each head rotates its pairs (x[2i], x[2i+1]) by p * theta^(-2i/hd), i < hd/2 (llama2.c
+     convention), angles and rotation in double. hd even, theta finite and > 0; pos[0] < 0
+     fails the task.
+   kv_store(src[T,W], pos[1], cache[S,W]; T, W, S): cache rows pos[0] .. pos[0]+T-1 = src,
+     other rows untouched. T <= S; pos[0] < 0 or pos[0] + T > S fails the task.
+   attention(q[T, H*hd], k_cache[S, KVH*hd], v_cache[S, KVH*hd], pos[1], out[T, H*hd];
+     T, H, KVH, hd, S): query row t (position p = pos[0] + t) of head h attends causally to
+     cache rows 0..p of kv head h / (H/KVH), scores scaled by 1/sqrt(hd), softmax in float32
+     after subtracting the maximum, float32 accumulation. H % KVH == 0, T <= S; pos[0] < 0 or
+     pos[0] + T > S fails the task.
+   Aliasing: copy, add, mul, scale, softmax, rmsnorm, silu and gelu may write in place (their
+   output covering exactly an input's bytes) and otherwise must not overlap an input; rope's
+   x must not overlap pos; the output of matmul, linear, embedding, kv_store and attention
+   overlaps no input.
+   Failures: a task whose operands break these rules fails with RRT_ERR_KERNEL_FAILED (on the
+   simulator when its work runs, reported like any kernel failure) naming the callable, task,
+   kernel and a code: 1 operand counts, 2 a byte size zero or not a
+   multiple of the element size, 5 a null or misaligned tensor, 4 a zero dimension, 3 sizes
+   that disagree with the dimensions, 6 an overlap, 7 a scalar outside its domain (eps,
+   theta, wdtype, odd hd, H % KVH), 8 an id or position outside its range; the first failing
+   check in that order wins and nothing is written. On CUDA, codes 1 to 7 are checked on the
+   host before the launch enqueues anything; ids and pos live in device memory and are read
+   only by the device, which cannot fail a task: there an id or position out of range writes
+   NaN to the output elements it concerns (kv_store writes nothing), and no kernel reads or
+   writes outside its tensors. */
 
 /* ---- callables ------------------------------------------------------------------------ */
 

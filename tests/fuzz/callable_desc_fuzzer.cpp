@@ -84,8 +84,8 @@ void fuzz_desc(FuzzedDataProvider &in, FuzzedDesc *out) {
   }
   for (std::uint32_t t = 0; t < num_tasks; ++t) {
     rrt_task_desc_t task{};
-    // 0..9 built-ins, 10 the user kernel every context here registers, 11 unknown.
-    task.kernel_id = in.ConsumeIntegralInRange<std::int32_t>(-1, 11);
+    // 0..14 built-ins, 15 the user kernel every context here registers, 16 unknown.
+    task.kernel_id = in.ConsumeIntegralInRange<std::int32_t>(-1, 16);
     task.num_operands = static_cast<std::uint32_t>(f.operands[t].size());
     task.operands = f.operands[t].empty() ? nullptr : f.operands[t].data();
     f.tasks.push_back(task);
@@ -137,8 +137,8 @@ rrt_context_t make_context() {
   RRT_FUZZ_CHECK(rrt_context_create(&options, &ctx) == RRT_OK, "rrt_context_create failed");
   std::int32_t id = -1;
   RRT_FUZZ_CHECK(
-      rrt_kernel_register(ctx, "fuzz_user", &user_kernel, nullptr, &id) == RRT_OK && id == 10,
-      "the user kernel did not get id 10");
+      rrt_kernel_register(ctx, "fuzz_user", &user_kernel, nullptr, &id) == RRT_OK && id == 15,
+      "the user kernel did not get id 15");
   return ctx;
 }
 

@@ -443,4 +443,190 @@ TEST_F(CudaGpuTest, BuiltinNumericsMatchTheCpuKernels) {
   }
 }
 
+// The decoder built-ins on CUDA against the simulator's CPU kernels on the same inputs. Every
+// tensor starts with given contents and the last one (written) is INOUT, so rope's rotation in
+// place and kv_store's untouched cache rows are compared too. embedding and kv_store copy and
+// match bit for bit; linear, rope and attention match within a relative error of 1e-5.
+struct DecoderCase {
+  const char *name;
+  std::vector<std::vector<float>> tensors;
+  std::vector<std::uint32_t> scalars;
+  bool exact;
+};
+
+std::vector<float> run_decoder_on(rrt_platform_t platform, const DecoderCase &c,
+                                  rrt_status_t *status, std::string *error) {
+  rrt_context_t ctx = make_context(platform);
+  if (ctx == nullptr) {
+    *error = last_message();
+    *status = RRT_ERR_UNSUPPORTED;
+    return {};
+  }
+  EXPECT_EQ(rrt_program_init(ctx), RRT_OK);
+  std::vector<std::uint64_t> sizes;
+  for (const auto &tensor : c.tensors) {
+    sizes.push_back(tensor.size());
+  }
+  SingleTask task(ctx, c.name, sizes, c.scalars, RRT_BIND_DEVICE_BUILD);
+  task.params.back().direction = RRT_DIR_INOUT;
+  std::int32_t callable = -1;
+  EXPECT_EQ(rrt_callable_prepare(ctx, &task.desc, &callable), RRT_OK) << last_message();
+  std::vector<std::vector<float>> host = c.tensors;
+  std::vector<rrt_tensor_arg_t> tensors;
+  for (auto &tensor : host) {
+    tensors.push_back({tensor.data(), tensor.size() * 4, RRT_SPACE_HOST});
+  }
+  const rrt_run_args_t args = args_of(tensors);
+  *status = rrt_run(ctx, callable, &args);
+  *error = last_message();
+  EXPECT_EQ(rrt_context_destroy(ctx), RRT_OK);
+  return host.back();
+}
+
+std::vector<float> random_values(std::size_t count, std::mt19937 *random) {
+  std::uniform_real_distribution<float> values(-1.0F, 1.0F);
+  std::vector<float> out(count);
+  for (float &v : out) {
+    v = values(*random);
+  }
+  return out;
+}
+
+// `count` (even) finite f16 or bf16 weights, two to a float of storage.
+std::vector<float> random_halves(std::size_t count, rrt_dtype_t dtype, std::mt19937 *random) {
+  std::vector<std::uint16_t> halves(count);
+  for (std::uint16_t &half : halves) {
+    const auto mantissa = static_cast<std::uint16_t>((*random)() % 128);
+    const auto sign = static_cast<std::uint16_t>(((*random)() % 2) << 15U);
+    // Exponents around one: f16 biased 12..16, bf16 biased 124..128.
+    const auto exponent = static_cast<std::uint16_t>((*random)() % 5);
+    half = dtype == RRT_DTYPE_F16
+               ? static_cast<std::uint16_t>(sign | ((12U + exponent) << 10U) | (mantissa << 3U))
+               : static_cast<std::uint16_t>(sign | ((124U + exponent) << 7U) | mantissa);
+  }
+  std::vector<float> storage(count / 2);
+  std::memcpy(storage.data(), halves.data(), count * 2);
+  return storage;
+}
+
+std::vector<float> int32_storage(const std::vector<std::int32_t> &values) {
+  std::vector<float> storage(values.size());
+  std::memcpy(storage.data(), values.data(), values.size() * 4);
+  return storage;
+}
+
+double relative_l2(const std::vector<float> &actual, const std::vector<float> &expected) {
+  double diff = 0.0;
+  double norm = 0.0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const double d = static_cast<double>(actual[i]) - expected[i];
+    diff += d * d;
+    norm += static_cast<double>(expected[i]) * expected[i];
+  }
+  return std::sqrt(diff / norm);
+}
+
+std::vector<DecoderCase> decoder_cases() {
+  std::mt19937 random(4321);
+  const auto theta = static_cast<std::uint32_t>(rrt_scalar_from_f32(10000.0F));
+  std::vector<DecoderCase> cases;
+  constexpr std::size_t kM = 3;
+  constexpr std::size_t kK = 516;
+  constexpr std::size_t kN = 37;
+  cases.push_back({"linear",
+                   {random_values(kM * kK, &random), random_values(kN * kK, &random),
+                    std::vector<float>(kM * kN, 0.0F)},
+                   {kM, kK, kN, RRT_DTYPE_F32},
+                   false});
+  for (const rrt_dtype_t dtype : {RRT_DTYPE_F16, RRT_DTYPE_BF16}) {
+    cases.push_back({"linear",
+                     {random_values(kM * kK, &random), random_halves(kN * kK, dtype, &random),
+                      std::vector<float>(kM * kN, 0.0F)},
+                     {kM, kK, kN, static_cast<std::uint32_t>(dtype)},
+                     false});
+    cases.push_back({"embedding",
+                     {random_halves(50ULL * 64, dtype, &random), int32_storage({0, 49, 7}),
+                      std::vector<float>(3ULL * 64, 0.0F)},
+                     {50, 64, 3, static_cast<std::uint32_t>(dtype)},
+                     true});
+  }
+  cases.push_back({"embedding",
+                   {random_values(50ULL * 64, &random), int32_storage({0, 49, 7}),
+                    std::vector<float>(3ULL * 64, 0.0F)},
+                   {50, 64, 3, RRT_DTYPE_F32},
+                   true});
+  cases.push_back({"rope",
+                   {int32_storage({17}), random_values(2ULL * 4 * 64, &random)},
+                   {2, 4, 64, theta},
+                   false});
+  cases.push_back(
+      {"kv_store",
+       {random_values(2ULL * 64, &random), int32_storage({5}), random_values(16ULL * 64, &random)},
+       {2, 64, 16},
+       true});
+  // 300 cache rows: more than one block's worth of weights at a time.
+  cases.push_back({"attention",
+                   {random_values(2ULL * 8 * 64, &random), random_values(300ULL * 2 * 64, &random),
+                    random_values(300ULL * 2 * 64, &random), int32_storage({290}),
+                    std::vector<float>(2ULL * 8 * 64, 0.0F)},
+                   {2, 8, 2, 64, 300},
+                   false});
+  return cases;
+}
+
+TEST_F(CudaGpuTest, DecoderBuiltinsMatchTheCpuKernels) {
+  for (const DecoderCase &c : decoder_cases()) {
+    SCOPED_TRACE(c.name);
+    rrt_status_t cpu_status = RRT_OK;
+    rrt_status_t gpu_status = RRT_OK;
+    std::string error;
+    const std::vector<float> cpu = run_decoder_on(RRT_PLATFORM_SIM, c, &cpu_status, &error);
+    ASSERT_EQ(cpu_status, RRT_OK) << error;
+    const std::vector<float> gpu = run_decoder_on(RRT_PLATFORM_CUDA, c, &gpu_status, &error);
+    ASSERT_EQ(gpu_status, RRT_OK) << error;
+    ASSERT_EQ(gpu.size(), cpu.size());
+    if (c.exact) {
+      EXPECT_EQ(std::memcmp(gpu.data(), cpu.data(), gpu.size() * 4), 0) << "bit-exact";
+    } else {
+      EXPECT_LT(relative_l2(gpu, cpu), 1e-5);
+    }
+  }
+}
+
+TEST_F(CudaGpuTest, DeviceResidentValuesOutOfRangeWriteNanOrNothingOnCuda) {
+  std::mt19937 random(99);
+  const DecoderCase embedding{
+      "embedding",
+      {random_values(4ULL * 8, &random), int32_storage({1, 4}), std::vector<float>(2ULL * 8, 0.0F)},
+      {4, 8, 2, RRT_DTYPE_F32},
+      true};
+  rrt_status_t status = RRT_OK;
+  std::string error;
+  std::vector<float> out = run_decoder_on(RRT_PLATFORM_CUDA, embedding, &status, &error);
+  ASSERT_EQ(status, RRT_OK) << error;
+  for (std::size_t d = 0; d < 8; ++d) {
+    EXPECT_EQ(out[d], embedding.tensors[0][8 + d]) << "id 1 gathers its row";
+    EXPECT_TRUE(std::isnan(out[8 + d])) << "id 4 of 4 writes NaN";
+  }
+  const DecoderCase kv_store{
+      "kv_store",
+      {random_values(2ULL * 8, &random), int32_storage({3}), std::vector<float>(4ULL * 8, 0.5F)},
+      {2, 8, 4},
+      true};
+  out = run_decoder_on(RRT_PLATFORM_CUDA, kv_store, &status, &error);
+  ASSERT_EQ(status, RRT_OK) << error;
+  EXPECT_EQ(out, kv_store.tensors.back()) << "pos + T > S writes nothing";
+  const DecoderCase attention{
+      "attention",
+      {random_values(8, &random), random_values(16, &random), random_values(16, &random),
+       int32_storage({4}), std::vector<float>(8, 0.0F)},
+      {1, 2, 1, 4, 4},
+      false};
+  out = run_decoder_on(RRT_PLATFORM_CUDA, attention, &status, &error);
+  ASSERT_EQ(status, RRT_OK) << error;
+  for (const float value : out) {
+    EXPECT_TRUE(std::isnan(value)) << "pos >= S writes NaN";
+  }
+}
+
 }  // namespace

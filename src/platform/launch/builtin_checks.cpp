@@ -169,7 +169,7 @@ int (*builtin_operand_check(std::string_view name) noexcept)(const rrt_kernel_ar
   if (name == "rmsnorm") {
     return check_rmsnorm;
   }
-  return nullptr;
+  return decoder_operand_check(name);
 }
 
 }  // namespace replayrt

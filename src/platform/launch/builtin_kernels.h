@@ -46,6 +46,17 @@
 //   6  an output overlaps an input other than exactly (any overlap for matmul)
 //   7  a float scalar lies outside its domain (rmsnorm's eps)
 //
+// The decoder built-ins (linear, embedding, rope, kv_store, attention) follow the contract in
+// include/replayrt/replayrt.h ("built-in kernels"): their checks run in the order above, with
+// these differences. A tensor's element size is that of its dtype (a weight's is given by the
+// wdtype scalar, ids and pos are int32), so check 2 asks for a multiple of it and check 5 for
+// its alignment; an unknown wdtype, a non-positive or non-finite theta, an odd hd or an H that
+// KVH does not divide is code 7 (4 for hd or KVH zero). After those host-visible checks the
+// simulator's kernels read their device-resident values (ids, pos) and return
+//   8  an id or a position lies outside its range
+// before writing anything. CUDA's kernels cannot fail: there the same condition writes NaN to
+// the output elements it concerns (kv_store writes nothing).
+//
 // Kernels are pure functions of their operands, allocate nothing and may run concurrently on
 // different operands. `user` is ignored.
 #pragma once
@@ -67,6 +78,7 @@ inline constexpr int kZeroDimension = 4;
 inline constexpr int kUnusableAddress = 5;
 inline constexpr int kOverlappingOutput = 6;
 inline constexpr int kScalarOutOfDomain = 7;
+inline constexpr int kIndexOutOfRange = 8;
 }  // namespace kernel_result
 
 struct BuiltinKernel {
@@ -84,6 +96,11 @@ std::span<const BuiltinKernel> builtin_kernels() noexcept;
 // operands alone (addresses are compared, never dereferenced); null for an unknown name.
 // Defined in platform/launch/builtin_checks.cpp.
 int (*builtin_operand_check(std::string_view name) noexcept)(const rrt_kernel_args_t *args);
+
+// The host-side checks of the decoder built-ins (linear, embedding, rope, kv_store,
+// attention), which builtin_operand_check returns for those names; null for any other name.
+// Defined in platform/launch/decoder_checks.cpp.
+int (*decoder_operand_check(std::string_view name) noexcept)(const rrt_kernel_args_t *args);
 
 // The native (CUDA) launcher of the built-in `name`, or null when this build has no CUDA
 // backend or no such built-in. It validates the operands with builtin_operand_check first and

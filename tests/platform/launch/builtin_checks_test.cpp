@@ -1,5 +1,6 @@
 // The host-side built-in checks agree with the CPU kernels' own checks, case by case.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -40,6 +41,33 @@ Case valid_case(const std::string &name, std::vector<float> &pool) {
   }
   if (name == "rmsnorm") {
     return {{p, p + 32, p + 64}, {b32, 8ULL * 4, b32}, {8, rrt_scalar_from_f32(1e-5F)}, "valid"};
+  }
+  // The decoder built-ins: int32 ids and positions written into the pool.
+  const auto put_i32 = [&](std::size_t at, std::int32_t value) {
+    std::memcpy(&pool[at], &value, sizeof value);
+  };
+  if (name == "linear") {
+    return {{p, p + 32, p + 64}, {b32, b32, 16ULL * 4}, {4, 8, 4, RRT_DTYPE_F32}, "valid"};
+  }
+  if (name == "embedding") {
+    put_i32(32, 3);
+    put_i32(33, 0);
+    return {{p, p + 32, p + 64}, {b32, 2ULL * 4, 16ULL * 4}, {4, 8, 2, RRT_DTYPE_F32}, "valid"};
+  }
+  if (name == "rope") {
+    put_i32(0, 2);
+    return {{p, p + 32}, {4, b32}, {2, 2, 8, rrt_scalar_from_f32(10000.0F)}, "valid"};
+  }
+  if (name == "kv_store") {
+    put_i32(32, 1);
+    return {{p, p + 32, p + 64}, {16ULL * 4, 4, b32}, {2, 8, 4}, "valid"};
+  }
+  if (name == "attention") {
+    put_i32(96, 2);
+    return {{p, p + 32, p + 64, p + 96, p + 128},
+            {8ULL * 4, 16ULL * 4, 16ULL * 4, 4, 8ULL * 4},
+            {1, 2, 1, 4, 4},
+            "valid"};
   }
   return {{p, p + 32}, {b32, b32}, {}, "valid"};  // copy, silu, gelu
 }

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "platform/sim/kernels/decoder_kernels.h"
+
 namespace replayrt {
 namespace {
 
@@ -362,7 +364,7 @@ int gelu_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
   return kOk;
 }
 
-constexpr std::array<BuiltinKernel, 10> kBuiltinKernels{{
+constexpr std::array<BuiltinKernel, 15> kBuiltinKernels{{
     {"fill", fill_kernel, 1, 1},
     {"copy", copy_kernel, 2, 0},
     {"add", add_kernel, 3, 0},
@@ -373,6 +375,11 @@ constexpr std::array<BuiltinKernel, 10> kBuiltinKernels{{
     {"rmsnorm", rmsnorm_kernel, 3, 2},
     {"silu", silu_kernel, 2, 0},
     {"gelu", gelu_kernel, 2, 0},
+    {"linear", sim_kernels::linear_kernel, 3, 4},
+    {"embedding", sim_kernels::embedding_kernel, 3, 4},
+    {"rope", sim_kernels::rope_kernel, 2, 4},
+    {"kv_store", sim_kernels::kv_store_kernel, 3, 3},
+    {"attention", sim_kernels::attention_kernel, 5, 5},
 }};
 
 }  // namespace

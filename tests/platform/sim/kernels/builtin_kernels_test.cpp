@@ -104,6 +104,13 @@ Floats random_floats(std::size_t count, std::uint32_t seed, float low = -4.0F, f
   return values;
 }
 
+// int32 values carried in a float tensor's storage, for the ids and positions operands.
+Floats int32_floats(const std::vector<std::int32_t> &values) {
+  Floats storage(values.size());
+  std::memcpy(storage.data(), values.data(), values.size() * sizeof(std::int32_t));
+  return storage;
+}
+
 bool same_bits(const Floats &first, const Floats &second) {
   return first.size() == second.size() &&
          std::memcmp(first.data(), second.data(), bytes_of(first.size())) == 0;
@@ -207,8 +214,10 @@ TEST(BuiltinKernelTableTest, ListsEveryKernelInOrderWithItsOperandCounts) {
     int num_scalars;
   };
   const std::vector<Expected> expected = {
-      {"fill", 1, 1},   {"copy", 2, 0},    {"add", 3, 0},     {"mul", 3, 0},  {"scale", 2, 1},
-      {"matmul", 3, 3}, {"softmax", 2, 1}, {"rmsnorm", 3, 2}, {"silu", 2, 0}, {"gelu", 2, 0},
+      {"fill", 1, 1},  {"copy", 2, 0},     {"add", 3, 0},       {"mul", 3, 0},
+      {"scale", 2, 1}, {"matmul", 3, 3},   {"softmax", 2, 1},   {"rmsnorm", 3, 2},
+      {"silu", 2, 0},  {"gelu", 2, 0},     {"linear", 3, 4},    {"embedding", 3, 4},
+      {"rope", 2, 4},  {"kv_store", 3, 3}, {"attention", 5, 5},
   };
   const std::span<const BuiltinKernel> table = builtin_kernels();
   ASSERT_EQ(table.size(), expected.size());
@@ -257,6 +266,25 @@ Call valid_call(std::string_view name) {
   }
   if (name == "rmsnorm") {
     return Call({random_floats(6, 1), random_floats(3, 2), filled(6, kUntouched)}, {3, f32(1e-5F)});
+  }
+  if (name == "linear") {
+    return Call({random_floats(6, 1), random_floats(9, 2), filled(6, kUntouched)},
+                {2, 3, 3, RRT_DTYPE_F32});
+  }
+  if (name == "embedding") {
+    return Call({random_floats(12, 1), int32_floats({2, 0}), filled(6, kUntouched)},
+                {4, 3, 2, RRT_DTYPE_F32});
+  }
+  if (name == "rope") {
+    return Call({int32_floats({3}), random_floats(8, 1)}, {2, 1, 4, f32(10000.0F)});
+  }
+  if (name == "kv_store") {
+    return Call({random_floats(6, 1), int32_floats({1}), filled(12, kUntouched)}, {2, 3, 4});
+  }
+  if (name == "attention") {
+    return Call({random_floats(16, 1), random_floats(12, 2), random_floats(12, 3),
+                 int32_floats({1}), filled(16, kUntouched)},
+                {2, 2, 1, 4, 3});
   }
   ADD_FAILURE() << "no valid call for " << name;
   return {{}, {}};
@@ -364,9 +392,12 @@ TEST_P(EveryKernelTest, RejectsNullAndMisalignedAddresses) {
     call.addresses[i] = nullptr;
     expect_rejected(call, name(), kUnusableAddress);
 
-    // Shifted by two bytes and shortened by a float, the range stays inside the tensor.
+    // Shifted by two bytes and shortened by a float, the range stays inside the tensor; a
+    // one-element tensor (a position) keeps its size and reads two bytes of its neighbour.
     call.addresses[i] = static_cast<std::byte *>(valid_address) + 2;
-    call.bytes[i] = valid_bytes - sizeof(float);
+    if (valid_bytes > sizeof(float)) {
+      call.bytes[i] = valid_bytes - sizeof(float);
+    }
     expect_rejected(call, name(), kUnusableAddress);
 
     call.addresses[i] = valid_address;

@@ -1,0 +1,213 @@
+// The host-side operand checks of the decoder built-ins (linear, embedding, rope, kv_store,
+// attention; contract in include/replayrt/replayrt.h and platform/launch/builtin_kernels.h).
+// The simulator's kernels run these same functions before reading their device-resident values.
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <string_view>
+
+#include "platform/launch/builtin_kernels.h"
+
+namespace replayrt {
+namespace {
+
+using namespace kernel_result;  // NOLINT(google-build-using-namespace)
+
+constexpr std::uint64_t kF32Bytes = 4;
+constexpr std::uint64_t kI32Bytes = 4;
+
+bool known_wdtype(std::uint64_t wdtype) {
+  return wdtype == RRT_DTYPE_F32 || wdtype == RRT_DTYPE_F16 || wdtype == RRT_DTYPE_BF16;
+}
+
+// The element size of a weight of `wdtype`; 4 for an unknown one, which check 7 refuses later.
+std::uint64_t weight_bytes(std::uint64_t wdtype) {
+  return wdtype == RRT_DTYPE_F16 || wdtype == RRT_DTYPE_BF16 ? 2 : 4;
+}
+
+// The wdtype scalar (the fourth) of linear or embedding; F32 when check 1 is going to fail.
+std::uint64_t wdtype_of(const rrt_kernel_args_t *args) {
+  if (args == nullptr || args->scalars == nullptr || args->num_scalars != 4) {
+    return RRT_DTYPE_F32;
+  }
+  return args->scalars[3];
+}
+
+// Checks 1, 2 and 5 over tensors whose element sizes are `element_bytes`.
+template <std::size_t kTensors>
+int check_shared(const rrt_kernel_args_t *args, std::uint32_t num_scalars,
+                 const std::array<std::uint64_t, kTensors> &element_bytes) {
+  if (args == nullptr || args->num_tensors != kTensors || args->num_scalars != num_scalars ||
+      args->tensors == nullptr || args->tensor_bytes == nullptr || args->scalars == nullptr) {
+    return kWrongOperandCount;
+  }
+  for (std::size_t i = 0; i < kTensors; ++i) {
+    const std::uint64_t bytes = args->tensor_bytes[i];
+    if (bytes == 0 || bytes % element_bytes[i] != 0) {
+      return kBadByteSize;
+    }
+  }
+  for (std::size_t i = 0; i < kTensors; ++i) {
+    const auto address = reinterpret_cast<std::uintptr_t>(args->tensors[i]);
+    if (address == 0 || address % element_bytes[i] != 0) {
+      return kUnusableAddress;
+    }
+  }
+  return kOk;
+}
+
+bool overlaps(const rrt_kernel_args_t &args, std::size_t first, std::size_t second) {
+  const auto first_begin = reinterpret_cast<std::uintptr_t>(args.tensors[first]);
+  const auto second_begin = reinterpret_cast<std::uintptr_t>(args.tensors[second]);
+  if (first_begin <= second_begin) {
+    return second_begin - first_begin < args.tensor_bytes[first];
+  }
+  return first_begin - second_begin < args.tensor_bytes[second];
+}
+
+// True when tensor `index` holds exactly rows x cols elements of `element_bytes`; both nonzero.
+bool holds(const rrt_kernel_args_t &args, std::size_t index, std::uint64_t element_bytes,
+           std::uint64_t rows, std::uint64_t cols) {
+  const std::uint64_t count = args.tensor_bytes[index] / element_bytes;
+  return count % rows == 0 && count / rows == cols;
+}
+
+// a * b, or 0 when the product overflows (a dimension product is never 0 for nonzero factors).
+std::uint64_t product(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t result = 0;
+  return __builtin_mul_overflow(a, b, &result) ? 0 : result;
+}
+
+int check_linear(const rrt_kernel_args_t *args) {
+  const std::uint64_t wdtype = wdtype_of(args);
+  const std::uint64_t wbytes = weight_bytes(wdtype);
+  if (const int code = check_shared<3>(args, 4, {kF32Bytes, wbytes, kF32Bytes}); code != kOk) {
+    return code;
+  }
+  const std::uint64_t m = args->scalars[0];
+  const std::uint64_t k = args->scalars[1];
+  const std::uint64_t n = args->scalars[2];
+  if (m == 0 || k == 0 || n == 0) {
+    return kZeroDimension;
+  }
+  if (!holds(*args, 0, kF32Bytes, m, k) || !holds(*args, 1, wbytes, n, k) ||
+      !holds(*args, 2, kF32Bytes, m, n)) {
+    return kSizeMismatch;
+  }
+  if (overlaps(*args, 2, 0) || overlaps(*args, 2, 1)) {
+    return kOverlappingOutput;
+  }
+  return known_wdtype(wdtype) ? kOk : kScalarOutOfDomain;
+}
+
+int check_embedding(const rrt_kernel_args_t *args) {
+  const std::uint64_t wdtype = wdtype_of(args);
+  const std::uint64_t wbytes = weight_bytes(wdtype);
+  if (const int code = check_shared<3>(args, 4, {wbytes, kI32Bytes, kF32Bytes}); code != kOk) {
+    return code;
+  }
+  const std::uint64_t v = args->scalars[0];
+  const std::uint64_t d = args->scalars[1];
+  const std::uint64_t t = args->scalars[2];
+  if (v == 0 || d == 0 || t == 0) {
+    return kZeroDimension;
+  }
+  if (!holds(*args, 0, wbytes, v, d) || args->tensor_bytes[1] / kI32Bytes != t ||
+      !holds(*args, 2, kF32Bytes, t, d)) {
+    return kSizeMismatch;
+  }
+  if (overlaps(*args, 2, 0) || overlaps(*args, 2, 1)) {
+    return kOverlappingOutput;
+  }
+  return known_wdtype(wdtype) ? kOk : kScalarOutOfDomain;
+}
+
+int check_rope(const rrt_kernel_args_t *args) {
+  if (const int code = check_shared<2>(args, 4, {kI32Bytes, kF32Bytes}); code != kOk) {
+    return code;
+  }
+  const std::uint64_t t = args->scalars[0];
+  const std::uint64_t h = args->scalars[1];
+  const std::uint64_t hd = args->scalars[2];
+  if (t == 0 || h == 0 || hd == 0) {
+    return kZeroDimension;
+  }
+  const std::uint64_t width = product(h, hd);
+  if (args->tensor_bytes[0] != kI32Bytes || width == 0 || !holds(*args, 1, kF32Bytes, t, width)) {
+    return kSizeMismatch;
+  }
+  if (overlaps(*args, 1, 0)) {
+    return kOverlappingOutput;
+  }
+  const float theta = rrt_scalar_to_f32(args->scalars[3]);
+  return hd % 2 == 0 && std::isfinite(theta) && theta > 0.0F ? kOk : kScalarOutOfDomain;
+}
+
+int check_kv_store(const rrt_kernel_args_t *args) {
+  if (const int code = check_shared<3>(args, 3, {kF32Bytes, kI32Bytes, kF32Bytes}); code != kOk) {
+    return code;
+  }
+  const std::uint64_t t = args->scalars[0];
+  const std::uint64_t w = args->scalars[1];
+  const std::uint64_t s = args->scalars[2];
+  if (t == 0 || w == 0 || s == 0) {
+    return kZeroDimension;
+  }
+  if (!holds(*args, 0, kF32Bytes, t, w) || args->tensor_bytes[1] != kI32Bytes ||
+      !holds(*args, 2, kF32Bytes, s, w) || t > s) {
+    return kSizeMismatch;
+  }
+  return overlaps(*args, 2, 0) || overlaps(*args, 2, 1) ? kOverlappingOutput : kOk;
+}
+
+int check_attention(const rrt_kernel_args_t *args) {
+  if (const int code =
+          check_shared<5>(args, 5, {kF32Bytes, kF32Bytes, kF32Bytes, kI32Bytes, kF32Bytes});
+      code != kOk) {
+    return code;
+  }
+  const std::uint64_t t = args->scalars[0];
+  const std::uint64_t h = args->scalars[1];
+  const std::uint64_t kvh = args->scalars[2];
+  const std::uint64_t hd = args->scalars[3];
+  const std::uint64_t s = args->scalars[4];
+  if (t == 0 || h == 0 || kvh == 0 || hd == 0 || s == 0) {
+    return kZeroDimension;
+  }
+  const std::uint64_t q_width = product(h, hd);
+  const std::uint64_t kv_width = product(kvh, hd);
+  if (q_width == 0 || kv_width == 0 || !holds(*args, 0, kF32Bytes, t, q_width) ||
+      !holds(*args, 1, kF32Bytes, s, kv_width) || !holds(*args, 2, kF32Bytes, s, kv_width) ||
+      args->tensor_bytes[3] != kI32Bytes || !holds(*args, 4, kF32Bytes, t, q_width) || t > s) {
+    return kSizeMismatch;
+  }
+  for (std::size_t input = 0; input < 4; ++input) {
+    if (overlaps(*args, 4, input)) {
+      return kOverlappingOutput;
+    }
+  }
+  return h % kvh == 0 ? kOk : kScalarOutOfDomain;
+}
+
+}  // namespace
+
+int (*decoder_operand_check(std::string_view name) noexcept)(const rrt_kernel_args_t *args) {
+  if (name == "linear") {
+    return check_linear;
+  }
+  if (name == "embedding") {
+    return check_embedding;
+  }
+  if (name == "rope") {
+    return check_rope;
+  }
+  if (name == "kv_store") {
+    return check_kv_store;
+  }
+  if (name == "attention") {
+    return check_attention;
+  }
+  return nullptr;
+}
+
+}  // namespace replayrt
