@@ -1,5 +1,6 @@
 # Entry points. Each target configures and builds what it needs through CMakePresets.json.
 #   make demo       build and run the decode-step demo on the simulator
+#   make llama      build and run the llama-style decoder example (LLAMA_ARGS: its options)
 #   make test       build everything and run the whole test suite (gcc, release)
 #   make asan       the test suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang)
 #   make tsan       the test suite under ThreadSanitizer (clang)
@@ -11,7 +12,7 @@
 #   make soak       10^6 kernel-mode replays, resident memory and allocator calls sampled;
 #                   writes build/bench/soak.json
 #   make lint       clang-format and clang-tidy over the sources
-.PHONY: demo test asan tsan controls bench fuzz stress soak lint format deps
+.PHONY: demo llama test asan tsan controls bench fuzz stress soak lint format deps
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := callable_desc_fuzzer invocation_fuzzer lifecycle_fuzzer
@@ -25,6 +26,11 @@ demo: deps
 	@cmake --preset default >/dev/null
 	@cmake --build --preset default --target replayrt-demo
 	@build/default/examples/replayrt-demo
+
+llama: deps
+	@cmake --preset default >/dev/null
+	@cmake --build --preset default --target llama-decoder
+	@build/default/examples/llama-decoder $(LLAMA_ARGS)
 
 test: deps
 	@cmake --preset default >/dev/null

@@ -3,10 +3,14 @@
 // captured once, one graph replay per token). Checks that both modes produce the same tokens
 // and that their logits match a plain C++ reference, and prints tokens/s for each.
 //
-//   llama-decoder [--tokens N] [--checkpoint FILE] [--token ID] [--workers N] [--quiet]
+//   llama-decoder [--tokens N] [--checkpoint FILE] [--token ID] [--workers N]
+//                 [--wait spin|yield|block|spin-then-block] [--quiet]
+//                 [--save-checkpoint FILE] [--unshared-classifier]
 //
-// Without --checkpoint the model has random weights from a fixed seed; FILE is a llama2.c
-// checkpoint (for example stories15M.bin). Exit status: 0 when everything matched, 1 otherwise.
+// Without --checkpoint the model has random weights from a fixed seed (with a classifier of
+// its own under --unshared-classifier); FILE is a llama2.c checkpoint (for example
+// stories15M.bin). --save-checkpoint writes the model decoded as such a file. Exit status: 0 when
+// everything matched, 1 otherwise.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -27,10 +31,30 @@ using Clock = std::chrono::steady_clock;
 struct Options {
   std::uint32_t tokens = 48;
   std::string checkpoint;
+  std::string save_checkpoint;
+  bool unshared_classifier = false;
   std::uint32_t first_token = 1;
   unsigned workers = 1;
+  rrt_wait_policy_t wait = RRT_WAIT_SPIN_THEN_BLOCK;
   bool quiet = false;
 };
+
+bool parse_wait_policy(const std::string &name, rrt_wait_policy_t *out) {
+  const struct {
+    const char *name;
+    rrt_wait_policy_t policy;
+  } policies[] = {{"spin", RRT_WAIT_SPIN},
+                  {"yield", RRT_WAIT_YIELD},
+                  {"block", RRT_WAIT_BLOCK},
+                  {"spin-then-block", RRT_WAIT_SPIN_THEN_BLOCK}};
+  for (const auto &entry : policies) {
+    if (name == entry.name) {
+      *out = entry.policy;
+      return true;
+    }
+  }
+  return false;
+}
 
 [[noreturn]] void die(const char *what, rrt_status_t status) {
   rrt_error_detail_t detail;
@@ -54,10 +78,18 @@ bool parse(int argc, char **argv, Options *options) {
       options->tokens = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 10));
     } else if (arg == "--checkpoint" && has_value) {
       options->checkpoint = argv[++i];
+    } else if (arg == "--save-checkpoint" && has_value) {
+      options->save_checkpoint = argv[++i];
+    } else if (arg == "--unshared-classifier") {
+      options->unshared_classifier = true;
     } else if (arg == "--token" && has_value) {
       options->first_token = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 10));
     } else if (arg == "--workers" && has_value) {
       options->workers = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 10));
+    } else if (arg == "--wait" && has_value) {
+      if (!parse_wait_policy(argv[++i], &options->wait)) {
+        return false;
+      }
     } else if (arg == "--quiet") {
       options->quiet = true;
     } else {
@@ -120,6 +152,7 @@ rrt_context_t create_context(const Options &options) {
   context_options.struct_size = sizeof context_options;
   context_options.platform = RRT_PLATFORM_SIM;
   context_options.device_workers = options.workers;
+  context_options.wait_policy = options.wait;
   rrt_context_t ctx = nullptr;
   check(rrt_context_create(&context_options, &ctx), "rrt_context_create");
   return ctx;
@@ -256,15 +289,23 @@ int main(int argc, char **argv) {
   if (!parse(argc, argv, &options)) {
     std::fprintf(stderr,
                  "usage: llama-decoder [--tokens N] [--checkpoint FILE] [--token ID] "
-                 "[--workers N] [--quiet]\n");
+                 "[--workers N] [--wait spin|yield|block|spin-then-block] [--quiet] "
+                 "[--save-checkpoint FILE] [--unshared-classifier]\n");
     return 2;
   }
   llama::Model model;
   if (options.checkpoint.empty()) {
-    model = llama::make_random_model(llama::Config{}, 20261201U);
+    model = llama::make_random_model(llama::Config{}, !options.unshared_classifier, 20261201U);
   } else {
     std::string error;
     if (!llama::load_checkpoint(options.checkpoint, &model, &error)) {
+      std::fprintf(stderr, "llama-decoder: %s\n", error.c_str());
+      return 1;
+    }
+  }
+  if (!options.save_checkpoint.empty()) {
+    std::string error;
+    if (!llama::save_checkpoint(options.save_checkpoint, model, &error)) {
       std::fprintf(stderr, "llama-decoder: %s\n", error.c_str());
       return 1;
     }

@@ -100,9 +100,10 @@ void rope(float *x, std::size_t heads, std::size_t head_dim, std::uint32_t pos) 
 
 }  // namespace
 
-Model make_random_model(const Config &config, std::uint32_t seed) {
+Model make_random_model(const Config &config, bool shared_classifier, std::uint32_t seed) {
   Model model;
   model.config = config;
+  model.shared_classifier = shared_classifier;
   const WeightLayout layout = model.layout();
   model.weights.assign(layout.total, 0.0F);
   Lcg lcg(seed);
@@ -162,6 +163,46 @@ bool load_checkpoint(const std::string &path, Model *model, std::string *error) 
   model->shared_classifier = shared_classifier;
   model->weights = std::move(weights);
   return true;
+}
+
+bool save_checkpoint(const std::string &path, const Model &model, std::string *error) {
+  const Config &c = model.config;
+  const std::unique_ptr<std::FILE, int (*)(std::FILE *)> file(std::fopen(path.c_str(), "wb"),
+                                                              &std::fclose);
+  if (file == nullptr) {
+    *error = "cannot create " + path;
+    return false;
+  }
+  const auto vocab = static_cast<std::int32_t>(c.vocab_size);
+  const std::int32_t header[7] = {
+      static_cast<std::int32_t>(c.dim),        static_cast<std::int32_t>(c.hidden_dim),
+      static_cast<std::int32_t>(c.n_layers),   static_cast<std::int32_t>(c.n_heads),
+      static_cast<std::int32_t>(c.n_kv_heads), model.shared_classifier ? vocab : -vocab,
+      static_cast<std::int32_t>(c.seq_len)};
+  const WeightLayout layout = model.layout();
+  const std::size_t before_tables = layout.rms_final + c.dim;
+  std::vector<float> tables(static_cast<std::size_t>(c.seq_len) * c.head_dim());
+  for (std::size_t pos = 0; pos < c.seq_len; ++pos) {
+    for (std::size_t i = 0; i < c.head_dim() / 2; ++i) {
+      const float angle =
+          static_cast<float>(pos) *
+          std::pow(kRopeTheta, -2.0F * static_cast<float>(i) / static_cast<float>(c.head_dim()));
+      tables[pos * (c.head_dim() / 2) + i] = std::cos(angle);
+      tables[tables.size() / 2 + pos * (c.head_dim() / 2) + i] = std::sin(angle);
+    }
+  }
+  const bool written =
+      std::fwrite(header, sizeof header, 1, file.get()) == 1 &&
+      std::fwrite(model.weights.data(), sizeof(float), before_tables, file.get()) ==
+          before_tables &&
+      std::fwrite(tables.data(), sizeof(float), tables.size(), file.get()) == tables.size() &&
+      std::fwrite(model.weights.data() + before_tables, sizeof(float),
+                  model.weights.size() - before_tables,
+                  file.get()) == model.weights.size() - before_tables;
+  if (!written) {
+    *error = "cannot write " + path;
+  }
+  return written;
 }
 
 ReferenceDecoder::ReferenceDecoder(const Model &model)

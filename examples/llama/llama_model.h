@@ -53,12 +53,16 @@ struct Model {
 
 // Weights drawn uniformly from [-scale, scale] by a fixed linear congruential sequence (norm
 // weights near 1), so every run of the example sees the same model.
-Model make_random_model(const Config &config, std::uint32_t seed);
+Model make_random_model(const Config &config, bool shared_classifier, std::uint32_t seed);
 
 // Reads a llama2.c checkpoint (float32 weights; a negative vocab size means an unshared
 // classifier; the RoPE tables are skipped: the rope kernel computes them). Returns false and
 // fills *error when the file is missing, truncated or not such a checkpoint.
 bool load_checkpoint(const std::string &path, Model *model, std::string *error);
+
+// Writes `model` as a llama2.c checkpoint (with RoPE tables, as the format has them), so
+// load_checkpoint reads it back. Returns false and fills *error when the file cannot be written.
+bool save_checkpoint(const std::string &path, const Model &model, std::string *error);
 
 inline constexpr float kRmsEpsilon = 1e-5F;
 inline constexpr float kRopeTheta = 10000.0F;
