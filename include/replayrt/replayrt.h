@@ -269,9 +269,12 @@ RRT_API rrt_status_t rrt_event_destroy(rrt_event_t event);
    operands, and hence views' device-resident offsets. To change a value between replays, keep
    it in a device tensor and name it with a DEVICE_VALUE operand or a view's offset_value. */
 RRT_API rrt_status_t rrt_stream_begin_capture(rrt_stream_t stream);
-/* RRT_ERR_INVALID_STATE, with no graph made and the capture ended, when an enqueue during the
-   capture failed (a launch, run or copy that returned an error): the graph would miss that
-   work. */
+/* RRT_ERR_INVALID_STATE, with no graph made and the capture ended, when work that reached the
+   stream during the capture failed there (a copy or event operation the stream refused, or a
+   launch refused after part of it was enqueued): the graph would miss that work. A call
+   refused before it reaches the stream (invalid arguments, a kernel-mode capacity refusal)
+   changes nothing, the capture included: the capture goes on, and the graph holds exactly
+   the calls that succeeded. */
 RRT_API rrt_status_t rrt_stream_end_capture(rrt_stream_t stream, rrt_graph_t *out);
 /* Checks every captured address first: RRT_ERR_STALE_ADDRESS and nothing enqueued on any
    stream if any is no longer the same live allocation. Replays are asynchronous on `stream`
