@@ -37,19 +37,20 @@ rrt_context_t make_context(bool profiling = false) {
 }
 
 // out = in (one "copy" task), then `extra` tasks out += in, over two params declared in
-// `in_space` and `out_space`.
+// `in_space` and `out_space`. The spaces are raw integers, stored as a C caller would, so a
+// test can pass a value that is no enumerator.
 class CopyCallable {
  public:
-  CopyCallable(rrt_param_space_t in_space, rrt_param_space_t out_space,
+  CopyCallable(std::int32_t in_space, std::int32_t out_space,
                rrt_bind_strategy_t bind = RRT_BIND_DEVICE_BUILD, std::uint32_t extra = 0) {
-    const rrt_param_space_t spaces[2] = {in_space, out_space};
+    const std::int32_t spaces[2] = {in_space, out_space};
     for (int i = 0; i < 2; ++i) {
       params_[i] = rrt_tensor_desc_t{};
       params_[i].dtype = RRT_DTYPE_F32;
       params_[i].ndim = 1;
       params_[i].shape[0] = kN;
       params_[i].direction = i == 0 ? RRT_DIR_IN : RRT_DIR_OUT;
-      params_[i].space = spaces[i];
+      std::memcpy(&params_[i].space, &spaces[i], sizeof spaces[i]);
     }
     // Built-in ids do not depend on the context: look them up in a scratch one.
     rrt_context_t scratch = make_context();
@@ -198,7 +199,7 @@ TEST(ParamSpaceTest, OnlyHostAndAnyParamsAreStaged) {
 TEST(ParamSpaceTest, AV11DescReadsNoSpaceAndStagesEveryParam) {
   CopyCallable v12_any(RRT_PARAM_SPACE_ANY, RRT_PARAM_SPACE_ANY);
   // A 1.1 caller's tensor descs end in padding: whatever it holds is not a space.
-  CopyCallable v11(RRT_PARAM_SPACE_DEVICE, static_cast<rrt_param_space_t>(0x7f));
+  CopyCallable v11(RRT_PARAM_SPACE_DEVICE, 0x7f);
   v11.mutable_desc()->struct_size = kV11DescSize;
   const rrt_capacity_plan_t plan = plan_for(v11.desc());
   EXPECT_EQ(plan.retained_staging_bytes, plan_for(v12_any.desc()).retained_staging_bytes);
@@ -221,7 +222,7 @@ TEST(ParamSpaceTest, AV11DescReadsNoSpaceAndStagesEveryParam) {
 }
 
 TEST(ParamSpaceTest, AnUnknownSpaceInAV12DescIsInvalid) {
-  CopyCallable callable(RRT_PARAM_SPACE_ANY, static_cast<rrt_param_space_t>(3));
+  CopyCallable callable(RRT_PARAM_SPACE_ANY, 3);
   rrt_capacity_plan_t plan{};
   EXPECT_EQ(rrt_capacity_plan_fit(callable.desc(), &plan), RRT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(last_message().find("param 1"), std::string::npos) << last_message();
@@ -387,7 +388,7 @@ TEST(KernelConfigFitTest, RaisesTheTaskCapacityToTheLargestCallableAndGrowsTheCa
 
 TEST(KernelConfigFitTest, InvalidArgumentsLeaveTheConfigUnchanged) {
   CopyCallable good(RRT_PARAM_SPACE_ANY, RRT_PARAM_SPACE_ANY);
-  CopyCallable bad(RRT_PARAM_SPACE_ANY, static_cast<rrt_param_space_t>(9));
+  CopyCallable bad(RRT_PARAM_SPACE_ANY, 9);
   const rrt_callable_desc_t *descs[2] = {good.desc(), bad.desc()};
   rrt_kernel_config_t config = kernel_config({});
   config.profiling_task_capacity = 0;

@@ -137,14 +137,17 @@ class TaskLauncherTest : public ::testing::Test {
     header.views_offset = layout.views;
     header.device_values_offset = layout.device_values;
     std::memcpy(image.data(), &header, sizeof header);
-    std::memcpy(image.data() + layout.views, views.data(), views.size() * sizeof(ViewRecord));
-    std::memcpy(image.data() + layout.device_values, device_values.data(),
-                device_values.size() * sizeof(DeviceValueRecord));
-    std::memcpy(image.data() + layout.tasks, tasks.data(), tasks.size() * sizeof(TaskRecord));
-    std::memcpy(image.data() + layout.operands, operands.data(),
-                operands.size() * sizeof(OperandRecord));
-    std::memcpy(image.data() + layout.successors, successors.data(),
-                successors.size() * sizeof(std::uint32_t));
+    const auto place = [&image](std::size_t offset, const auto &records) {
+      if (!records.empty()) {
+        std::memcpy(image.data() + offset, records.data(),
+                    records.size() * sizeof(records.front()));
+      }
+    };
+    place(layout.views, views);
+    place(layout.device_values, device_values);
+    place(layout.tasks, tasks);
+    place(layout.operands, operands);
+    place(layout.successors, successors);
     image_ = device_.allocate(image.size());
     ASSERT_TRUE(device_.copy_host_to_device(image_, image.data(), image.size()).is_ok());
 
