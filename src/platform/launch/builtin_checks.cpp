@@ -60,12 +60,11 @@ int check_matmul(const rrt_kernel_args_t *args) {
   if (const int code = check_shared_f32(args, 3, 3); code != kOk) {
     return code;
   }
-  const std::uint64_t m = args->scalars[0];
-  const std::uint64_t k = args->scalars[1];
-  const std::uint64_t n = args->scalars[2];
-  if (m == 0 || k == 0 || n == 0) {
-    return kZeroDimension;
+  std::array<std::uint64_t, 3> dims{};
+  if (const int code = read_dimensions(*args, dims); code != kOk) {
+    return code;
   }
+  const auto [m, k, n] = dims;
   if (!holds_matrix(floats(*args, 0), m, k) || !holds_matrix(floats(*args, 1), k, n) ||
       !holds_matrix(floats(*args, 2), m, n)) {
     return kSizeMismatch;

@@ -51,12 +51,11 @@ int check_linear(const rrt_kernel_args_t *args) {
       code != kOk) {
     return code;
   }
-  const std::uint64_t m = args->scalars[0];
-  const std::uint64_t k = args->scalars[1];
-  const std::uint64_t n = args->scalars[2];
-  if (m == 0 || k == 0 || n == 0) {
-    return kZeroDimension;
+  std::array<std::uint64_t, 3> dims{};
+  if (const int code = read_dimensions(*args, dims); code != kOk) {
+    return code;
   }
+  const auto [m, k, n] = dims;
   if (!holds(*args, 0, kF32Bytes, m, k) || !holds(*args, 1, wbytes, n, k) ||
       !holds(*args, 2, kF32Bytes, m, n)) {
     return kSizeMismatch;
@@ -74,12 +73,11 @@ int check_embedding(const rrt_kernel_args_t *args) {
       code != kOk) {
     return code;
   }
-  const std::uint64_t v = args->scalars[0];
-  const std::uint64_t d = args->scalars[1];
-  const std::uint64_t t = args->scalars[2];
-  if (v == 0 || d == 0 || t == 0) {
-    return kZeroDimension;
+  std::array<std::uint64_t, 3> dims{};
+  if (const int code = read_dimensions(*args, dims); code != kOk) {
+    return code;
   }
+  const auto [v, d, t] = dims;
   if (!holds(*args, 0, wbytes, v, d) || args->tensor_bytes[1] / kI32Bytes != t ||
       !holds(*args, 2, kF32Bytes, t, d)) {
     return kSizeMismatch;
@@ -94,12 +92,11 @@ int check_rope(const rrt_kernel_args_t *args) {
   if (const int code = check_shared(args, 4, std::array{kI32Bytes, kF32Bytes}); code != kOk) {
     return code;
   }
-  const std::uint64_t t = args->scalars[0];
-  const std::uint64_t h = args->scalars[1];
-  const std::uint64_t hd = args->scalars[2];
-  if (t == 0 || h == 0 || hd == 0) {
-    return kZeroDimension;
+  std::array<std::uint64_t, 3> dims{};
+  if (const int code = read_dimensions(*args, dims); code != kOk) {
+    return code;
   }
+  const auto [t, h, hd] = dims;
   const std::uint64_t width = product(h, hd);
   if (args->tensor_bytes[0] != kI32Bytes || width == 0 || !holds(*args, 1, kF32Bytes, t, width)) {
     return kSizeMismatch;
@@ -116,12 +113,11 @@ int check_kv_store(const rrt_kernel_args_t *args) {
       code != kOk) {
     return code;
   }
-  const std::uint64_t t = args->scalars[0];
-  const std::uint64_t w = args->scalars[1];
-  const std::uint64_t s = args->scalars[2];
-  if (t == 0 || w == 0 || s == 0) {
-    return kZeroDimension;
+  std::array<std::uint64_t, 3> dims{};
+  if (const int code = read_dimensions(*args, dims); code != kOk) {
+    return code;
   }
+  const auto [t, w, s] = dims;
   if (!holds(*args, 0, kF32Bytes, t, w) || args->tensor_bytes[1] != kI32Bytes ||
       !holds(*args, 2, kF32Bytes, s, w) || t > s) {
     return kSizeMismatch;
@@ -135,14 +131,11 @@ int check_attention(const rrt_kernel_args_t *args) {
       code != kOk) {
     return code;
   }
-  const std::uint64_t t = args->scalars[0];
-  const std::uint64_t h = args->scalars[1];
-  const std::uint64_t kvh = args->scalars[2];
-  const std::uint64_t hd = args->scalars[3];
-  const std::uint64_t s = args->scalars[4];
-  if (t == 0 || h == 0 || kvh == 0 || hd == 0 || s == 0) {
-    return kZeroDimension;
+  std::array<std::uint64_t, 5> dims{};
+  if (const int code = read_dimensions(*args, dims); code != kOk) {
+    return code;
   }
+  const auto [t, h, kvh, hd, s] = dims;
   const std::uint64_t q_width = product(h, hd);
   const std::uint64_t kv_width = product(kvh, hd);
   if (q_width == 0 || kv_width == 0 || !holds(*args, 0, kF32Bytes, t, q_width) ||

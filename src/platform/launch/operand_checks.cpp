@@ -1,5 +1,6 @@
 #include "platform/launch/operand_checks.h"
 
+#include <algorithm>
 #include <array>
 
 #include "platform/launch/builtin_kernels.h"
@@ -44,6 +45,11 @@ int check_shared(const rrt_kernel_args_t *args, std::uint32_t num_scalars,
 int check_shared_f32(const rrt_kernel_args_t *args, std::uint32_t num_tensors,
                      std::uint32_t num_scalars) {
   return check_shared(args, num_scalars, std::span(kF32Elements).first(num_tensors));
+}
+
+int read_dimensions(const rrt_kernel_args_t &args, std::span<std::uint64_t> dims) {
+  std::copy_n(args.scalars, dims.size(), dims.begin());
+  return std::find(dims.begin(), dims.end(), std::uint64_t{0}) == dims.end() ? kOk : kZeroDimension;
 }
 
 std::uint64_t elements(const rrt_kernel_args_t &args, std::size_t index,

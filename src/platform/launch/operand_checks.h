@@ -24,6 +24,11 @@ int check_shared(const rrt_kernel_args_t *args, std::uint32_t num_scalars,
 int check_shared_f32(const rrt_kernel_args_t *args, std::uint32_t num_tensors,
                      std::uint32_t num_scalars);
 
+// Check 4 over the dimensions held in the first dims.size() scalars, which the operands hold
+// (check_shared passed): copies them into `dims` and returns kernel_result::kZeroDimension
+// when one of them is zero, kOk otherwise.
+int read_dimensions(const rrt_kernel_args_t &args, std::span<std::uint64_t> dims);
+
 // The number of elements of `element_bytes` that tensor `index` holds.
 std::uint64_t elements(const rrt_kernel_args_t &args, std::size_t index,
                        std::uint64_t element_bytes);
