@@ -5,10 +5,11 @@
 // counts, sizes, scalars and addresses, never dereferences a tensor, and returns the
 // kernel_result code of the first failing check (kOk when all pass). It writes nothing, keeps
 // no state and may run concurrently. The simulator's kernels run it before computing; a
-// backend whose kernels cannot fail on the device (CUDA) runs it before launch. A built-in
-// that reads device-resident values (embedding's ids, rope's, kv_store's and attention's pos)
-// checks their ranges itself (code 8) after these pass. builtin_operand_check maps a
-// built-in's name to its check.
+// backend whose kernels cannot fail on the device (CUDA) runs it before launch. The ranges of
+// device-resident values (embedding's ids; rope's, kv_store's and attention's pos) are not
+// checked here: the simulator's kernels check them after these pass (code 8).
+// builtin_operand_check (platform/launch/builtin_kernels.h) maps a built-in's name to its
+// check.
 #pragma once
 
 #include <replayrt/replayrt.h>
