@@ -1,66 +1,26 @@
-// The host-side operand checks of the built-in kernels (platform/launch/builtin_kernels.h):
-// the same checks, in the same order, as the kernels run before computing, on the operands
-// alone. A backend whose kernels cannot fail on the device (CUDA) runs them before launch.
+// The host-side operand checks of the built-in kernels (platform/launch/builtin_checks.h) and
+// the name lookup builtin_operand_check (platform/launch/builtin_kernels.h).
+#include "platform/launch/builtin_checks.h"
+
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <string_view>
 
 #include "platform/launch/builtin_kernels.h"
+#include "platform/launch/operand_checks.h"
 
 namespace replayrt {
+namespace builtin_checks {
+
+using namespace kernel_result;   // NOLINT(google-build-using-namespace)
+using namespace operand_checks;  // NOLINT(google-build-using-namespace)
+
 namespace {
 
-using namespace kernel_result;  // NOLINT(google-build-using-namespace)
-
-constexpr std::uint64_t kFloatBytes = sizeof(float);
-
-int check_shared(const rrt_kernel_args_t *args, std::uint32_t num_tensors,
-                 std::uint32_t num_scalars) {
-  if (args == nullptr || args->num_tensors != num_tensors || args->num_scalars != num_scalars ||
-      args->tensors == nullptr || args->tensor_bytes == nullptr ||
-      (num_scalars != 0 && args->scalars == nullptr)) {
-    return kWrongOperandCount;
-  }
-  for (std::uint32_t i = 0; i < num_tensors; ++i) {
-    const std::uint64_t bytes = args->tensor_bytes[i];
-    if (bytes == 0 || bytes % kFloatBytes != 0) {
-      return kBadByteSize;
-    }
-  }
-  for (std::uint32_t i = 0; i < num_tensors; ++i) {
-    const auto address = reinterpret_cast<std::uintptr_t>(args->tensors[i]);
-    if (address == 0 || address % alignof(float) != 0) {
-      return kUnusableAddress;
-    }
-  }
-  return kOk;
-}
-
-std::uint64_t floats(const rrt_kernel_args_t &args, std::size_t index) {
-  return args.tensor_bytes[index] / kFloatBytes;
-}
-
-bool overlaps(const rrt_kernel_args_t &args, std::size_t first, std::size_t second) {
-  const auto first_begin = reinterpret_cast<std::uintptr_t>(args.tensors[first]);
-  const auto second_begin = reinterpret_cast<std::uintptr_t>(args.tensors[second]);
-  if (first_begin <= second_begin) {
-    return second_begin - first_begin < args.tensor_bytes[first];
-  }
-  return first_begin - second_begin < args.tensor_bytes[second];
-}
-
-bool identical_or_disjoint(const rrt_kernel_args_t &args, std::size_t first, std::size_t second) {
-  const bool identical = args.tensors[first] == args.tensors[second] &&
-                         args.tensor_bytes[first] == args.tensor_bytes[second];
-  return identical || !overlaps(args, first, second);
-}
-
-bool holds_matrix(std::uint64_t count, std::uint64_t rows, std::uint64_t cols) {
-  return count % rows == 0 && count / rows == cols;
-}
-
-int check_unary(const rrt_kernel_args_t *args, std::uint32_t num_scalars) {
-  if (const int code = check_shared(args, 2, num_scalars); code != kOk) {
+// (in, out) of one size with `num_scalars` scalars.
+int check_in_out(const rrt_kernel_args_t *args, std::uint32_t num_scalars) {
+  if (const int code = check_shared_f32(args, 2, num_scalars); code != kOk) {
     return code;
   }
   if (floats(*args, 1) != floats(*args, 0)) {
@@ -69,20 +29,22 @@ int check_unary(const rrt_kernel_args_t *args, std::uint32_t num_scalars) {
   return identical_or_disjoint(*args, 1, 0) ? kOk : kOverlappingOutput;
 }
 
+}  // namespace
+
 int check_fill(const rrt_kernel_args_t *args) {
-  return check_shared(args, 1, 1);
+  return check_shared_f32(args, 1, 1);
 }
 
-int check_unary_plain(const rrt_kernel_args_t *args) {
-  return check_unary(args, 0);
+int check_unary(const rrt_kernel_args_t *args) {
+  return check_in_out(args, 0);
 }
 
 int check_scale(const rrt_kernel_args_t *args) {
-  return check_unary(args, 1);
+  return check_in_out(args, 1);
 }
 
 int check_binary(const rrt_kernel_args_t *args) {
-  if (const int code = check_shared(args, 3, 0); code != kOk) {
+  if (const int code = check_shared_f32(args, 3, 0); code != kOk) {
     return code;
   }
   const std::uint64_t count = floats(*args, 0);
@@ -95,15 +57,14 @@ int check_binary(const rrt_kernel_args_t *args) {
 }
 
 int check_matmul(const rrt_kernel_args_t *args) {
-  if (const int code = check_shared(args, 3, 3); code != kOk) {
+  if (const int code = check_shared_f32(args, 3, 3); code != kOk) {
     return code;
   }
-  const std::uint64_t m = args->scalars[0];
-  const std::uint64_t k = args->scalars[1];
-  const std::uint64_t n = args->scalars[2];
-  if (m == 0 || k == 0 || n == 0) {
-    return kZeroDimension;
+  std::array<std::uint64_t, 3> dims{};
+  if (const int code = read_dimensions(*args, dims); code != kOk) {
+    return code;
   }
+  const auto [m, k, n] = dims;
   if (!holds_matrix(floats(*args, 0), m, k) || !holds_matrix(floats(*args, 1), k, n) ||
       !holds_matrix(floats(*args, 2), m, n)) {
     return kSizeMismatch;
@@ -112,7 +73,7 @@ int check_matmul(const rrt_kernel_args_t *args) {
 }
 
 int check_softmax(const rrt_kernel_args_t *args) {
-  if (const int code = check_shared(args, 2, 1); code != kOk) {
+  if (const int code = check_shared_f32(args, 2, 1); code != kOk) {
     return code;
   }
   const std::uint64_t cols = args->scalars[0];
@@ -127,7 +88,7 @@ int check_softmax(const rrt_kernel_args_t *args) {
 }
 
 int check_rmsnorm(const rrt_kernel_args_t *args) {
-  if (const int code = check_shared(args, 3, 2); code != kOk) {
+  if (const int code = check_shared_f32(args, 3, 2); code != kOk) {
     return code;
   }
   const std::uint64_t cols = args->scalars[0];
@@ -145,31 +106,42 @@ int check_rmsnorm(const rrt_kernel_args_t *args) {
   return std::isfinite(eps) && eps >= 0.0F ? kOk : kScalarOutOfDomain;
 }
 
+}  // namespace builtin_checks
+
+namespace {
+
+struct NamedCheck {
+  std::string_view name;
+  int (*check)(const rrt_kernel_args_t *args);
+};
+
+constexpr std::array<NamedCheck, 15> kChecks{{
+    {"fill", builtin_checks::check_fill},
+    {"copy", builtin_checks::check_unary},
+    {"add", builtin_checks::check_binary},
+    {"mul", builtin_checks::check_binary},
+    {"scale", builtin_checks::check_scale},
+    {"matmul", builtin_checks::check_matmul},
+    {"softmax", builtin_checks::check_softmax},
+    {"rmsnorm", builtin_checks::check_rmsnorm},
+    {"silu", builtin_checks::check_unary},
+    {"gelu", builtin_checks::check_unary},
+    {"linear", builtin_checks::check_linear},
+    {"embedding", builtin_checks::check_embedding},
+    {"rope", builtin_checks::check_rope},
+    {"kv_store", builtin_checks::check_kv_store},
+    {"attention", builtin_checks::check_attention},
+}};
+
 }  // namespace
 
 int (*builtin_operand_check(std::string_view name) noexcept)(const rrt_kernel_args_t *args) {
-  if (name == "fill") {
-    return check_fill;
+  for (const NamedCheck &entry : kChecks) {
+    if (entry.name == name) {
+      return entry.check;
+    }
   }
-  if (name == "copy" || name == "silu" || name == "gelu") {
-    return check_unary_plain;
-  }
-  if (name == "add" || name == "mul") {
-    return check_binary;
-  }
-  if (name == "scale") {
-    return check_scale;
-  }
-  if (name == "matmul") {
-    return check_matmul;
-  }
-  if (name == "softmax") {
-    return check_softmax;
-  }
-  if (name == "rmsnorm") {
-    return check_rmsnorm;
-  }
-  return decoder_operand_check(name);
+  return nullptr;
 }
 
 }  // namespace replayrt

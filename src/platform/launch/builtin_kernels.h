@@ -93,14 +93,10 @@ struct BuiltinKernel {
 std::span<const BuiltinKernel> builtin_kernels() noexcept;
 
 // The host-side check of the built-in `name`: checks 1 to 7 above, in that order, on the
-// operands alone (addresses are compared, never dereferenced); null for an unknown name.
-// Defined in platform/launch/builtin_checks.cpp.
+// operands alone (addresses are compared, never dereferenced); null for an unknown name. The
+// checks it returns are declared in platform/launch/builtin_checks.h; defined in
+// platform/launch/builtin_checks.cpp.
 int (*builtin_operand_check(std::string_view name) noexcept)(const rrt_kernel_args_t *args);
-
-// The host-side checks of the decoder built-ins (linear, embedding, rope, kv_store,
-// attention), which builtin_operand_check returns for those names; null for any other name.
-// Defined in platform/launch/decoder_checks.cpp.
-int (*decoder_operand_check(std::string_view name) noexcept)(const rrt_kernel_args_t *args);
 
 // The native (CUDA) launcher of the built-in `name`, or null when this build has no CUDA
 // backend or no such built-in. It validates the operands with builtin_operand_check first and

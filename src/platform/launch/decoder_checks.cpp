@@ -1,17 +1,20 @@
 // The host-side operand checks of the decoder built-ins (linear, embedding, rope, kv_store,
-// attention; contract in include/replayrt/replayrt.h and platform/launch/builtin_kernels.h).
-// The simulator's kernels run these same functions before reading their device-resident values.
+// attention; platform/launch/builtin_checks.h). The simulator's kernels run these same
+// functions before reading their device-resident values.
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <string_view>
 
+#include "platform/launch/builtin_checks.h"
 #include "platform/launch/builtin_kernels.h"
+#include "platform/launch/operand_checks.h"
 
-namespace replayrt {
+namespace replayrt::builtin_checks {
+
+using namespace kernel_result;   // NOLINT(google-build-using-namespace)
+using namespace operand_checks;  // NOLINT(google-build-using-namespace)
+
 namespace {
-
-using namespace kernel_result;  // NOLINT(google-build-using-namespace)
 
 constexpr std::uint64_t kF32Bytes = 4;
 constexpr std::uint64_t kI32Bytes = 4;
@@ -33,63 +36,26 @@ std::uint64_t wdtype_of(const rrt_kernel_args_t *args) {
   return args->scalars[3];
 }
 
-// Checks 1, 2 and 5 over tensors whose element sizes are `element_bytes`.
-template <std::size_t kTensors>
-int check_shared(const rrt_kernel_args_t *args, std::uint32_t num_scalars,
-                 const std::array<std::uint64_t, kTensors> &element_bytes) {
-  if (args == nullptr || args->num_tensors != kTensors || args->num_scalars != num_scalars ||
-      args->tensors == nullptr || args->tensor_bytes == nullptr || args->scalars == nullptr) {
-    return kWrongOperandCount;
-  }
-  for (std::size_t i = 0; i < kTensors; ++i) {
-    const std::uint64_t bytes = args->tensor_bytes[i];
-    if (bytes == 0 || bytes % element_bytes[i] != 0) {
-      return kBadByteSize;
-    }
-  }
-  for (std::size_t i = 0; i < kTensors; ++i) {
-    const auto address = reinterpret_cast<std::uintptr_t>(args->tensors[i]);
-    if (address == 0 || address % element_bytes[i] != 0) {
-      return kUnusableAddress;
-    }
-  }
-  return kOk;
-}
-
-bool overlaps(const rrt_kernel_args_t &args, std::size_t first, std::size_t second) {
-  const auto first_begin = reinterpret_cast<std::uintptr_t>(args.tensors[first]);
-  const auto second_begin = reinterpret_cast<std::uintptr_t>(args.tensors[second]);
-  if (first_begin <= second_begin) {
-    return second_begin - first_begin < args.tensor_bytes[first];
-  }
-  return first_begin - second_begin < args.tensor_bytes[second];
-}
-
-// True when tensor `index` holds exactly rows x cols elements of `element_bytes`; both nonzero.
-bool holds(const rrt_kernel_args_t &args, std::size_t index, std::uint64_t element_bytes,
-           std::uint64_t rows, std::uint64_t cols) {
-  const std::uint64_t count = args.tensor_bytes[index] / element_bytes;
-  return count % rows == 0 && count / rows == cols;
-}
-
 // a * b, or 0 when the product overflows (a dimension product is never 0 for nonzero factors).
 std::uint64_t product(std::uint64_t a, std::uint64_t b) {
   std::uint64_t result = 0;
   return __builtin_mul_overflow(a, b, &result) ? 0 : result;
 }
 
+}  // namespace
+
 int check_linear(const rrt_kernel_args_t *args) {
   const std::uint64_t wdtype = wdtype_of(args);
   const std::uint64_t wbytes = weight_bytes(wdtype);
-  if (const int code = check_shared<3>(args, 4, {kF32Bytes, wbytes, kF32Bytes}); code != kOk) {
+  if (const int code = check_shared(args, 4, std::array{kF32Bytes, wbytes, kF32Bytes});
+      code != kOk) {
     return code;
   }
-  const std::uint64_t m = args->scalars[0];
-  const std::uint64_t k = args->scalars[1];
-  const std::uint64_t n = args->scalars[2];
-  if (m == 0 || k == 0 || n == 0) {
-    return kZeroDimension;
+  std::array<std::uint64_t, 3> dims{};
+  if (const int code = read_dimensions(*args, dims); code != kOk) {
+    return code;
   }
+  const auto [m, k, n] = dims;
   if (!holds(*args, 0, kF32Bytes, m, k) || !holds(*args, 1, wbytes, n, k) ||
       !holds(*args, 2, kF32Bytes, m, n)) {
     return kSizeMismatch;
@@ -103,15 +69,15 @@ int check_linear(const rrt_kernel_args_t *args) {
 int check_embedding(const rrt_kernel_args_t *args) {
   const std::uint64_t wdtype = wdtype_of(args);
   const std::uint64_t wbytes = weight_bytes(wdtype);
-  if (const int code = check_shared<3>(args, 4, {wbytes, kI32Bytes, kF32Bytes}); code != kOk) {
+  if (const int code = check_shared(args, 4, std::array{wbytes, kI32Bytes, kF32Bytes});
+      code != kOk) {
     return code;
   }
-  const std::uint64_t v = args->scalars[0];
-  const std::uint64_t d = args->scalars[1];
-  const std::uint64_t t = args->scalars[2];
-  if (v == 0 || d == 0 || t == 0) {
-    return kZeroDimension;
+  std::array<std::uint64_t, 3> dims{};
+  if (const int code = read_dimensions(*args, dims); code != kOk) {
+    return code;
   }
+  const auto [v, d, t] = dims;
   if (!holds(*args, 0, wbytes, v, d) || args->tensor_bytes[1] / kI32Bytes != t ||
       !holds(*args, 2, kF32Bytes, t, d)) {
     return kSizeMismatch;
@@ -123,15 +89,14 @@ int check_embedding(const rrt_kernel_args_t *args) {
 }
 
 int check_rope(const rrt_kernel_args_t *args) {
-  if (const int code = check_shared<2>(args, 4, {kI32Bytes, kF32Bytes}); code != kOk) {
+  if (const int code = check_shared(args, 4, std::array{kI32Bytes, kF32Bytes}); code != kOk) {
     return code;
   }
-  const std::uint64_t t = args->scalars[0];
-  const std::uint64_t h = args->scalars[1];
-  const std::uint64_t hd = args->scalars[2];
-  if (t == 0 || h == 0 || hd == 0) {
-    return kZeroDimension;
+  std::array<std::uint64_t, 3> dims{};
+  if (const int code = read_dimensions(*args, dims); code != kOk) {
+    return code;
   }
+  const auto [t, h, hd] = dims;
   const std::uint64_t width = product(h, hd);
   if (args->tensor_bytes[0] != kI32Bytes || width == 0 || !holds(*args, 1, kF32Bytes, t, width)) {
     return kSizeMismatch;
@@ -144,15 +109,15 @@ int check_rope(const rrt_kernel_args_t *args) {
 }
 
 int check_kv_store(const rrt_kernel_args_t *args) {
-  if (const int code = check_shared<3>(args, 3, {kF32Bytes, kI32Bytes, kF32Bytes}); code != kOk) {
+  if (const int code = check_shared(args, 3, std::array{kF32Bytes, kI32Bytes, kF32Bytes});
+      code != kOk) {
     return code;
   }
-  const std::uint64_t t = args->scalars[0];
-  const std::uint64_t w = args->scalars[1];
-  const std::uint64_t s = args->scalars[2];
-  if (t == 0 || w == 0 || s == 0) {
-    return kZeroDimension;
+  std::array<std::uint64_t, 3> dims{};
+  if (const int code = read_dimensions(*args, dims); code != kOk) {
+    return code;
   }
+  const auto [t, w, s] = dims;
   if (!holds(*args, 0, kF32Bytes, t, w) || args->tensor_bytes[1] != kI32Bytes ||
       !holds(*args, 2, kF32Bytes, s, w) || t > s) {
     return kSizeMismatch;
@@ -162,18 +127,15 @@ int check_kv_store(const rrt_kernel_args_t *args) {
 
 int check_attention(const rrt_kernel_args_t *args) {
   if (const int code =
-          check_shared<5>(args, 5, {kF32Bytes, kF32Bytes, kF32Bytes, kI32Bytes, kF32Bytes});
+          check_shared(args, 5, std::array{kF32Bytes, kF32Bytes, kF32Bytes, kI32Bytes, kF32Bytes});
       code != kOk) {
     return code;
   }
-  const std::uint64_t t = args->scalars[0];
-  const std::uint64_t h = args->scalars[1];
-  const std::uint64_t kvh = args->scalars[2];
-  const std::uint64_t hd = args->scalars[3];
-  const std::uint64_t s = args->scalars[4];
-  if (t == 0 || h == 0 || kvh == 0 || hd == 0 || s == 0) {
-    return kZeroDimension;
+  std::array<std::uint64_t, 5> dims{};
+  if (const int code = read_dimensions(*args, dims); code != kOk) {
+    return code;
   }
+  const auto [t, h, kvh, hd, s] = dims;
   const std::uint64_t q_width = product(h, hd);
   const std::uint64_t kv_width = product(kvh, hd);
   if (q_width == 0 || kv_width == 0 || !holds(*args, 0, kF32Bytes, t, q_width) ||
@@ -189,25 +151,4 @@ int check_attention(const rrt_kernel_args_t *args) {
   return h % kvh == 0 ? kOk : kScalarOutOfDomain;
 }
 
-}  // namespace
-
-int (*decoder_operand_check(std::string_view name) noexcept)(const rrt_kernel_args_t *args) {
-  if (name == "linear") {
-    return check_linear;
-  }
-  if (name == "embedding") {
-    return check_embedding;
-  }
-  if (name == "rope") {
-    return check_rope;
-  }
-  if (name == "kv_store") {
-    return check_kv_store;
-  }
-  if (name == "attention") {
-    return check_attention;
-  }
-  return nullptr;
-}
-
-}  // namespace replayrt
+}  // namespace replayrt::builtin_checks

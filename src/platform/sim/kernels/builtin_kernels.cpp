@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "platform/launch/builtin_checks.h"
+#include "platform/launch/operand_checks.h"
 #include "platform/sim/kernels/decoder_kernels.h"
 
 namespace replayrt {
@@ -14,33 +16,9 @@ namespace {
 
 using namespace kernel_result;  // NOLINT(google-build-using-namespace)
 
-constexpr std::uint64_t kFloatBytes = sizeof(float);
-
-// Checks the counts, byte sizes and addresses every kernel shares (codes 1, 2 and 5).
-int check_operands(const rrt_kernel_args_t *args, std::uint32_t num_tensors,
-                   std::uint32_t num_scalars) {
-  if (args == nullptr || args->num_tensors != num_tensors || args->num_scalars != num_scalars ||
-      args->tensors == nullptr || args->tensor_bytes == nullptr ||
-      (num_scalars != 0 && args->scalars == nullptr)) {
-    return kWrongOperandCount;
-  }
-  for (std::uint32_t i = 0; i < num_tensors; ++i) {
-    const std::uint64_t bytes = args->tensor_bytes[i];
-    if (bytes == 0 || bytes % kFloatBytes != 0) {
-      return kBadByteSize;
-    }
-  }
-  for (std::uint32_t i = 0; i < num_tensors; ++i) {
-    const auto address = reinterpret_cast<std::uintptr_t>(args->tensors[i]);
-    if (address == 0 || address % alignof(float) != 0) {
-      return kUnusableAddress;
-    }
-  }
-  return kOk;
-}
-
+// The number of floats tensor `index` holds; it fits in size_t, the tensor being in memory.
 std::size_t float_count(const rrt_kernel_args_t &args, std::size_t index) {
-  return static_cast<std::size_t>(args.tensor_bytes[index] / kFloatBytes);
+  return static_cast<std::size_t>(operand_checks::floats(args, index));
 }
 
 const float *input(const rrt_kernel_args_t &args, std::size_t index) {
@@ -55,27 +33,6 @@ float float_scalar(const rrt_kernel_args_t &args, std::size_t index) {
   return rrt_scalar_to_f32(args.scalars[index]);
 }
 
-bool overlaps(const rrt_kernel_args_t &args, std::size_t first, std::size_t second) {
-  const auto first_begin = reinterpret_cast<std::uintptr_t>(args.tensors[first]);
-  const auto second_begin = reinterpret_cast<std::uintptr_t>(args.tensors[second]);
-  if (first_begin <= second_begin) {
-    return second_begin - first_begin < args.tensor_bytes[first];
-  }
-  return first_begin - second_begin < args.tensor_bytes[second];
-}
-
-// True when the two tensors cover exactly the same bytes or none in common.
-bool identical_or_disjoint(const rrt_kernel_args_t &args, std::size_t first, std::size_t second) {
-  const bool identical = args.tensors[first] == args.tensors[second] &&
-                         args.tensor_bytes[first] == args.tensor_bytes[second];
-  return identical || !overlaps(args, first, second);
-}
-
-// True when `count` floats form exactly `rows` rows of `cols`; both are nonzero.
-bool holds_matrix(std::size_t count, std::uint64_t rows, std::uint64_t cols) {
-  return count % rows == 0 && count / rows == cols;
-}
-
 // The logistic function, evaluated so that exp never overflows.
 float sigmoid(float x) {
   if (x >= 0.0F) {
@@ -85,21 +42,7 @@ float sigmoid(float x) {
   return e / (1.0F + e);
 }
 
-// Checks (in, out) of one size, with `num_scalars` scalars, after the shared checks.
-int check_unary(const rrt_kernel_args_t *args, std::uint32_t num_scalars) {
-  if (const int code = check_operands(args, 2, num_scalars); code != kOk) {
-    return code;
-  }
-  if (float_count(*args, 1) != float_count(*args, 0)) {
-    return kSizeMismatch;
-  }
-  if (!identical_or_disjoint(*args, 1, 0)) {
-    return kOverlappingOutput;
-  }
-  return kOk;
-}
-
-// Writes out[i] = op(in[i]) over operands that passed check_unary.
+// Writes out[i] = op(in[i]) over (in, out) operands that passed their check.
 template <typename Op>
 void apply_unary(const rrt_kernel_args_t &args, Op op) {
   const std::size_t count = float_count(args, 0);
@@ -110,19 +53,13 @@ void apply_unary(const rrt_kernel_args_t &args, Op op) {
   }
 }
 
-// Runs out[i] = op(a[i], b[i]) over tensors (a, b, out) of one size after the shared checks.
+// Runs out[i] = op(a[i], b[i]) over tensors (a, b, out) that pass check_binary.
 template <typename Op>
 int map_binary(const rrt_kernel_args_t *args, Op op) {
-  if (const int code = check_operands(args, 3, 0); code != kOk) {
+  if (const int code = builtin_checks::check_binary(args); code != kOk) {
     return code;
   }
   const std::size_t count = float_count(*args, 0);
-  if (float_count(*args, 1) != count || float_count(*args, 2) != count) {
-    return kSizeMismatch;
-  }
-  if (!identical_or_disjoint(*args, 2, 0) || !identical_or_disjoint(*args, 2, 1)) {
-    return kOverlappingOutput;
-  }
   const float *a = input(*args, 0);
   const float *b = input(*args, 1);
   float *out = output(*args, 2);
@@ -133,7 +70,7 @@ int map_binary(const rrt_kernel_args_t *args, Op op) {
 }
 
 int fill_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
-  if (const int code = check_operands(args, 1, 1); code != kOk) {
+  if (const int code = builtin_checks::check_fill(args); code != kOk) {
     return code;
   }
   std::fill_n(output(*args, 0), float_count(*args, 0), float_scalar(*args, 0));
@@ -141,7 +78,7 @@ int fill_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
 }
 
 int copy_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
-  if (const int code = check_unary(args, 0); code != kOk) {
+  if (const int code = builtin_checks::check_unary(args); code != kOk) {
     return code;
   }
   if (args->tensors[1] != args->tensors[0]) {
@@ -160,7 +97,7 @@ int mul_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
 }
 
 int scale_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
-  if (const int code = check_unary(args, 1); code != kOk) {
+  if (const int code = builtin_checks::check_scale(args); code != kOk) {
     return code;
   }
   const float factor = float_scalar(*args, 0);
@@ -232,22 +169,12 @@ void matmul_rows(const MatmulOperands &mm, std::size_t first_row) {
 }
 
 int matmul_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
-  if (const int code = check_operands(args, 3, 3); code != kOk) {
+  if (const int code = builtin_checks::check_matmul(args); code != kOk) {
     return code;
   }
   const std::uint64_t m = args->scalars[0];
   const std::uint64_t k = args->scalars[1];
   const std::uint64_t n = args->scalars[2];
-  if (m == 0 || k == 0 || n == 0) {
-    return kZeroDimension;
-  }
-  if (!holds_matrix(float_count(*args, 0), m, k) || !holds_matrix(float_count(*args, 1), k, n) ||
-      !holds_matrix(float_count(*args, 2), m, n)) {
-    return kSizeMismatch;
-  }
-  if (overlaps(*args, 2, 0) || overlaps(*args, 2, 1)) {
-    return kOverlappingOutput;
-  }
   // Every element sums its k products in increasing order starting from zero, whichever tile
   // computes it. Each dimension product fits in size_t: it counts the floats of a tensor.
   const MatmulOperands mm{input(*args, 0), input(*args, 1), output(*args, 2),
@@ -264,21 +191,11 @@ int matmul_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
 }
 
 int softmax_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
-  if (const int code = check_operands(args, 2, 1); code != kOk) {
+  if (const int code = builtin_checks::check_softmax(args); code != kOk) {
     return code;
   }
-  const std::uint64_t cols_scalar = args->scalars[0];
-  if (cols_scalar == 0) {
-    return kZeroDimension;
-  }
+  const auto cols = static_cast<std::size_t>(args->scalars[0]);
   const std::size_t count = float_count(*args, 0);
-  if (float_count(*args, 1) != count || count % cols_scalar != 0) {
-    return kSizeMismatch;
-  }
-  if (!identical_or_disjoint(*args, 1, 0)) {
-    return kOverlappingOutput;
-  }
-  const auto cols = static_cast<std::size_t>(cols_scalar);
   const float *in = input(*args, 0);
   float *out = output(*args, 1);
   for (std::size_t start = 0; start < count; start += cols) {
@@ -303,26 +220,12 @@ int softmax_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
 }
 
 int rmsnorm_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
-  if (const int code = check_operands(args, 3, 2); code != kOk) {
+  if (const int code = builtin_checks::check_rmsnorm(args); code != kOk) {
     return code;
   }
-  const std::uint64_t cols_scalar = args->scalars[0];
-  if (cols_scalar == 0) {
-    return kZeroDimension;
-  }
+  const auto cols = static_cast<std::size_t>(args->scalars[0]);
   const std::size_t count = float_count(*args, 0);
-  if (float_count(*args, 2) != count || count % cols_scalar != 0 ||
-      float_count(*args, 1) != cols_scalar) {
-    return kSizeMismatch;
-  }
-  if (!identical_or_disjoint(*args, 2, 0) || !identical_or_disjoint(*args, 2, 1)) {
-    return kOverlappingOutput;
-  }
   const float eps = float_scalar(*args, 1);
-  if (!std::isfinite(eps) || eps < 0.0F) {
-    return kScalarOutOfDomain;
-  }
-  const auto cols = static_cast<std::size_t>(cols_scalar);
   const float *in = input(*args, 0);
   const float *weight = input(*args, 1);
   float *out = output(*args, 2);
@@ -344,7 +247,7 @@ int rmsnorm_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
 }
 
 int silu_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
-  if (const int code = check_unary(args, 0); code != kOk) {
+  if (const int code = builtin_checks::check_unary(args); code != kOk) {
     return code;
   }
   apply_unary(*args, [](float x) { return x * sigmoid(x); });
@@ -355,7 +258,7 @@ int gelu_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
   // 0.5 (1 + tanh(u)) == sigmoid(2 u); twice sqrt(2/pi) folds the doubling into the constant.
   constexpr float kTwiceSqrtTwoOverPi = 1.5957691216057308F;
   constexpr float kCubicCoefficient = 0.044715F;
-  if (const int code = check_unary(args, 0); code != kOk) {
+  if (const int code = builtin_checks::check_unary(args); code != kOk) {
     return code;
   }
   apply_unary(*args, [](float x) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "platform/launch/builtin_checks.h"
 #include "platform/launch/builtin_kernels.h"
 #include "platform/launch/float_formats.h"
 
@@ -14,11 +15,6 @@ namespace replayrt::sim_kernels {
 namespace {
 
 using namespace kernel_result;  // NOLINT(google-build-using-namespace)
-
-// Runs the host check of `name` (platform/launch/decoder_checks.cpp).
-int check(const char *name, const rrt_kernel_args_t *args) {
-  return decoder_operand_check(name)(args);
-}
 
 const float *f32_tensor(const rrt_kernel_args_t &args, std::size_t index) {
   return static_cast<const float *>(args.tensors[index]);
@@ -113,7 +109,7 @@ float dot_widened(const float *x, const void *weights, std::uint64_t wdtype, std
 }  // namespace
 
 int linear_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
-  if (const int code = check("linear", args); code != kOk) {
+  if (const int code = builtin_checks::check_linear(args); code != kOk) {
     return code;
   }
   const auto m = static_cast<std::size_t>(args->scalars[0]);
@@ -135,7 +131,7 @@ int linear_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
 }
 
 int embedding_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
-  if (const int code = check("embedding", args); code != kOk) {
+  if (const int code = builtin_checks::check_embedding(args); code != kOk) {
     return code;
   }
   const std::uint64_t v = args->scalars[0];
@@ -156,7 +152,7 @@ int embedding_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
 }
 
 int rope_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
-  if (const int code = check("rope", args); code != kOk) {
+  if (const int code = builtin_checks::check_rope(args); code != kOk) {
     return code;
   }
   const auto t = static_cast<std::size_t>(args->scalars[0]);
@@ -189,7 +185,7 @@ int rope_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
 }
 
 int kv_store_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
-  if (const int code = check("kv_store", args); code != kOk) {
+  if (const int code = builtin_checks::check_kv_store(args); code != kOk) {
     return code;
   }
   const std::uint64_t t = args->scalars[0];
@@ -205,7 +201,7 @@ int kv_store_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
 }
 
 int attention_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
-  if (const int code = check("attention", args); code != kOk) {
+  if (const int code = builtin_checks::check_attention(args); code != kOk) {
     return code;
   }
   const auto t = static_cast<std::size_t>(args->scalars[0]);
