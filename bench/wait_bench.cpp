@@ -34,7 +34,7 @@ int step_kernel(const rrt_kernel_args_t * /*args*/, void *user) {
   return 0;
 }
 
-void BM_WaitPolicy(benchmark::State &state, rrt_wait_policy_t policy, std::uint32_t spin_us) {
+void wait_policy(benchmark::State &state, rrt_wait_policy_t policy, std::uint32_t spin_us) {
   rrt_context_options_t options{};
   options.struct_size = sizeof options;
   options.platform = RRT_PLATFORM_SIM;
@@ -72,23 +72,23 @@ void BM_WaitPolicy(benchmark::State &state, rrt_wait_policy_t policy, std::uint3
   check(rrt_context_destroy(ctx), "rrt_context_destroy");
 }
 
-BENCHMARK_CAPTURE(BM_WaitPolicy, spin, RRT_WAIT_SPIN, 0)
+BENCHMARK_CAPTURE(wait_policy, spin, RRT_WAIT_SPIN, 0)
     ->Name("wait/spin")
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
-BENCHMARK_CAPTURE(BM_WaitPolicy, yield, RRT_WAIT_YIELD, 0)
+BENCHMARK_CAPTURE(wait_policy, yield, RRT_WAIT_YIELD, 0)
     ->Name("wait/yield")
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
-BENCHMARK_CAPTURE(BM_WaitPolicy, block, RRT_WAIT_BLOCK, 0)
+BENCHMARK_CAPTURE(wait_policy, block, RRT_WAIT_BLOCK, 0)
     ->Name("wait/block")
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
-BENCHMARK_CAPTURE(BM_WaitPolicy, spin_then_block, RRT_WAIT_SPIN_THEN_BLOCK, 0)
+BENCHMARK_CAPTURE(wait_policy, spin_then_block, RRT_WAIT_SPIN_THEN_BLOCK, 0)
     ->Name("wait/spin_then_block_250us")
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
-BENCHMARK_CAPTURE(BM_WaitPolicy, spin_then_block_long, RRT_WAIT_SPIN_THEN_BLOCK, 5000)
+BENCHMARK_CAPTURE(wait_policy, spin_then_block_long, RRT_WAIT_SPIN_THEN_BLOCK, 5000)
     ->Name("wait/spin_then_block_5000us")
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();

@@ -112,9 +112,10 @@ class TaskLauncherTest : public ::testing::Test {
 
   // Writes an image of `tasks` (with their operands and edges) into device memory and an
   // invocation naming it with two tensors and one scalar.
-  void build(std::vector<TaskRecord> tasks, std::vector<OperandRecord> operands,
-             std::vector<std::uint32_t> successors, std::vector<ViewRecord> views = {},
-             std::vector<DeviceValueRecord> device_values = {}) {
+  void build(const std::vector<TaskRecord> &tasks, const std::vector<OperandRecord> &operands,
+             const std::vector<std::uint32_t> &successors,
+             const std::vector<ViewRecord> &views = {},
+             const std::vector<DeviceValueRecord> &device_values = {}) {
     const TaskGraphLayout layout = task_graph_layout(
         tasks.size(), operands.size(), successors.size(), views.size(), device_values.size());
     std::vector<std::byte> image(layout.total);
