@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cuda_runtime.h>
 #include <string_view>
+#include <type_traits>
 
 #include "platform/cuda/cuda_device.h"
 #include "platform/launch/builtin_kernels.h"
@@ -504,6 +505,23 @@ cudaStream_t as_stream(void *stream) {
   return static_cast<cudaStream_t>(stream);
 }
 
+// Calls launch(std::integral_constant<int, W>{}) for the weight dtype W that `wdtype` names
+// (the host check admits only F32, F16 and BF16).
+template <class Launch>
+void with_weight_dtype(std::uint64_t wdtype, Launch launch) {
+  switch (wdtype) {
+    case RRT_DTYPE_F16:
+      launch(std::integral_constant<int, RRT_DTYPE_F16>{});
+      break;
+    case RRT_DTYPE_BF16:
+      launch(std::integral_constant<int, RRT_DTYPE_BF16>{});
+      break;
+    default:
+      launch(std::integral_constant<int, RRT_DTYPE_F32>{});
+      break;
+  }
+}
+
 int launch_linear(const rrt_kernel_args_t *args, void *stream, void * /*user*/) {
   if (const int code = builtin_operand_check("linear")(args); code != 0) {
     return code;
@@ -511,17 +529,9 @@ int launch_linear(const rrt_kernel_args_t *args, void *stream, void * /*user*/) 
   const LinearParams params{tensor(args, 0),  args->tensors[1], output(args, 2),
                             args->scalars[0], args->scalars[1], args->scalars[2]};
   const unsigned blocks = blocks_for(params.m * params.n * kWarp);
-  switch (args->scalars[3]) {
-    case RRT_DTYPE_F16:
-      linear_kernel<RRT_DTYPE_F16><<<blocks, kThreads, 0, as_stream(stream)>>>(params);
-      break;
-    case RRT_DTYPE_BF16:
-      linear_kernel<RRT_DTYPE_BF16><<<blocks, kThreads, 0, as_stream(stream)>>>(params);
-      break;
-    default:
-      linear_kernel<RRT_DTYPE_F32><<<blocks, kThreads, 0, as_stream(stream)>>>(params);
-      break;
-  }
+  with_weight_dtype(args->scalars[3], [&](auto wdtype) {
+    linear_kernel<decltype(wdtype)::value><<<blocks, kThreads, 0, as_stream(stream)>>>(params);
+  });
   return launch_result();
 }
 
@@ -534,17 +544,9 @@ int launch_embedding(const rrt_kernel_args_t *args, void *stream, void * /*user*
       output(args, 2),  args->scalars[0],
       args->scalars[1], args->scalars[2]};
   const unsigned blocks = blocks_for(params.t * params.d);
-  switch (args->scalars[3]) {
-    case RRT_DTYPE_F16:
-      embedding_kernel<RRT_DTYPE_F16><<<blocks, kThreads, 0, as_stream(stream)>>>(params);
-      break;
-    case RRT_DTYPE_BF16:
-      embedding_kernel<RRT_DTYPE_BF16><<<blocks, kThreads, 0, as_stream(stream)>>>(params);
-      break;
-    default:
-      embedding_kernel<RRT_DTYPE_F32><<<blocks, kThreads, 0, as_stream(stream)>>>(params);
-      break;
-  }
+  with_weight_dtype(args->scalars[3], [&](auto wdtype) {
+    embedding_kernel<decltype(wdtype)::value><<<blocks, kThreads, 0, as_stream(stream)>>>(params);
+  });
   return launch_result();
 }
 
