@@ -329,27 +329,6 @@ void DeviceContext::return_resident(const ResidentGrant &grant) noexcept {
   }
 }
 
-Status DeviceContext::read_profile(int slot, LaunchRecord *record, TaskTiming *timings,
-                                   std::uint32_t capacity) const {
-  if (!profiling()) {
-    return Status::error(RRT_ERR_INVALID_STATE,
-                         "profiling is off for this context (rrt_context_options_t.profiling)");
-  }
-  const std::lock_guard<std::mutex> lock(mutex_);
-  const LaunchRecord *wall = profiling_collectors_.wall(slot);
-  if (wall == nullptr) {
-    *record = LaunchRecord{};
-    return Status::ok();
-  }
-  RRT_RETURN_IF_ERROR(device_.copy_device_to_host(record, wall, sizeof(LaunchRecord)));
-  const std::uint32_t count = std::min({record->tasks, capacity, profiling_collectors_.shape()});
-  if (count != 0 && timings != nullptr) {
-    RRT_RETURN_IF_ERROR(device_.copy_device_to_host(timings, profiling_collectors_.timings(slot),
-                                                    count * sizeof(TaskTiming)));
-  }
-  return Status::ok();
-}
-
 Status DeviceContext::read_task_records(int slot, LaunchRecord *record, TaskTiming *timings,
                                         std::uint32_t count, std::uint32_t *read) const {
   if (!profiling()) {

@@ -129,12 +129,10 @@ class DeviceContext final : public BlockHost {
   // Profiling is chosen once, before init.
   void enable_profiling() noexcept { profiling_.store(true, std::memory_order_release); }
   bool profiling() const noexcept { return profiling_.load(std::memory_order_acquire); }
-  // Copies the slot's most recent launch record and its task timings (at most `capacity`).
-  Status read_profile(int slot, LaunchRecord *record, TaskTiming *timings,
-                      std::uint32_t capacity) const;
-  // Kernel mode: the wall record of the area of `slot` and its first `count` task records
-  // (at most the collectors' shape; *read says how many), which the most recent launch or
-  // replay wrote one launch after another. RRT_ERR_INVALID_STATE when profiling is off.
+  // The wall record of the area of `slot` and its first `count` task records (at most the
+  // collectors' shape; *read says how many). Program mode: the slot's most recent run; kernel
+  // mode: the most recent launch or replay, whose launches write their records one after
+  // another. RRT_ERR_INVALID_STATE when profiling is off.
   Status read_task_records(int slot, LaunchRecord *record, TaskTiming *timings, std::uint32_t count,
                            std::uint32_t *read) const;
 

@@ -351,8 +351,10 @@ Status Engine::kernel_launch(std::int32_t callable_id, const RunArgsView &args, 
   const bool capturing = caller.is_capturing();
   const auto tasks = static_cast<std::uint32_t>(record->callable->tasks().size());
   BindRequest request = bind_request(callable_id, *record, args);
-  if (capturing) {
-    // The capture's launches write their task records one after another.
+  // With profiling on, the launches one capture holds write their task records one after
+  // another.
+  const bool counts_records = capturing && context_.profiling();
+  if (counts_records) {
     const auto held = capture_profile_tasks_.find(&caller);
     request.profile_offset = held != capture_profile_tasks_.end() ? held->second : 0;
   }
@@ -365,9 +367,10 @@ Status Engine::kernel_launch(std::int32_t callable_id, const RunArgsView &args, 
     RRT_RETURN_IF_ERROR(serialize_before(caller));
   }
   RRT_RETURN_IF_ERROR(enqueue_bound(launch_scratch_, caller));
-  if (capturing) {
+  if (counts_records) {
     capture_profile_tasks_[&caller] = request.profile_offset + tasks;
-  } else {
+  }
+  if (!capturing) {
     last_serialized_stream_ = &caller;
     last_profile_tasks_ = tasks;
   }
@@ -415,9 +418,11 @@ Status Engine::run_profile(const ProgramRun &run, LaunchProfile *out) const {
                          "the run has not completed (wait for it before reading its profile)");
   }
   out->tasks.resize(run.callable_->tasks().size());
-  RRT_RETURN_IF_ERROR(context_.read_profile(run.slot_, &out->launch, out->tasks.data(),
-                                            static_cast<std::uint32_t>(out->tasks.size())));
-  out->tasks.resize(std::min<std::size_t>(out->tasks.size(), out->launch.tasks));
+  std::uint32_t read = 0;
+  RRT_RETURN_IF_ERROR(context_.read_task_records(run.slot_, &out->launch, out->tasks.data(),
+                                                 static_cast<std::uint32_t>(out->tasks.size()),
+                                                 &read));
+  out->tasks.resize(std::min<std::size_t>(read, out->launch.tasks));
   return Status::ok();
 }
 
