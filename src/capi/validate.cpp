@@ -53,7 +53,7 @@ Status check_callable_enums(const rrt_callable_desc_t &desc) {
   if (!within(bind, RRT_BIND_DEVICE_BUILD, RRT_BIND_HOST_BUILD)) {
     return invalid(format("unknown bind strategy %d", bind));
   }
-  const bool reads_space = desc.struct_size >= kCallableDescV12Size;
+  const bool reads_space = reads_abi_1_2_fields(desc);
   if (desc.params != nullptr && desc.num_params <= Callable::kMaxParams) {
     for (std::uint32_t i = 0; i < desc.num_params; ++i) {
       RRT_RETURN_IF_ERROR(check_tensor_enums(desc.params[i], "param", i, true, reads_space));
@@ -66,7 +66,7 @@ Status check_callable_enums(const rrt_callable_desc_t &desc) {
     }
   }
   // A 1.2 desc: the tensor kinds of its device values and views.
-  const bool has_views = reads_views(desc);
+  const bool has_views = reads_abi_1_2_fields(desc);
   const auto tensor_kind = [](std::int32_t kind) {
     return kind == RRT_OPERAND_PARAM || kind == RRT_OPERAND_INTERMEDIATE;
   };

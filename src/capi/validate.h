@@ -19,9 +19,6 @@ inline constexpr uint32_t kContextOptionsV1Size = offsetof(rrt_context_options_t
 inline constexpr uint32_t kKernelConfigV1Size =
     offsetof(rrt_kernel_config_t, profiling_task_capacity);
 inline constexpr uint32_t kCallableDescV1Size = offsetof(rrt_callable_desc_t, num_views);
-// A callable desc at least this large is a 1.2 desc: its appended fields and its params'
-// `space` fields are read.
-inline constexpr uint32_t kCallableDescV12Size = sizeof(rrt_callable_desc_t);
 inline constexpr uint32_t kRunArgsV1Size = sizeof(rrt_run_args_t);
 inline constexpr uint32_t kStatsV1Size = sizeof(rrt_stats_t);
 

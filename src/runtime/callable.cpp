@@ -82,8 +82,6 @@ struct TensorHistory {
   bool written = false;
 };
 
-// The tensor a task's tensor operand reads or writes: the parameter or intermediate whose
-// history its accesses count against, for the data-flow checks and for dependencies.
 // The data-flow checks of one tensor operand of a kernel that declares its writes: a read
 // needs an earlier write (or an IN/INOUT parameter), and a write needs a parameter that is
 // not IN.
@@ -152,7 +150,7 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
   std::unique_ptr<Callable> callable(new Callable());
   callable->bind_ = desc.bind;
   callable->num_scalars_ = desc.num_scalars;
-  const bool reads_space = desc.struct_size >= sizeof(rrt_callable_desc_t);
+  const bool reads_space = reads_abi_1_2_fields(desc);
   callable->params_.resize(desc.num_params);
   for (std::uint32_t i = 0; i < desc.num_params; ++i) {
     RRT_RETURN_IF_ERROR(
@@ -174,7 +172,7 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
   }
 
   // Device values and views (a 1.2 desc only).
-  const bool has_views = reads_views(desc);
+  const bool has_views = reads_abi_1_2_fields(desc);
   if (has_views) {
     RRT_RETURN_IF_ERROR(validate_device_values(desc, callable->params_, callable->intermediates_,
                                                &callable->device_values_));

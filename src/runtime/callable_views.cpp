@@ -48,7 +48,7 @@ bool mul_overflows(std::uint64_t a, std::uint64_t b, std::uint64_t *product) {
 
 }  // namespace
 
-bool reads_views(const rrt_callable_desc_t &desc) noexcept {
+bool reads_abi_1_2_fields(const rrt_callable_desc_t &desc) noexcept {
   return desc.struct_size >= sizeof(rrt_callable_desc_t);
 }
 

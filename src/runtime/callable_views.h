@@ -13,9 +13,10 @@
 
 namespace replayrt {
 
-// True when `desc` is a 1.2 desc: its struct_size covers the appended fields, so they are
-// read; a smaller one is read as ABI 1.1.
-bool reads_views(const rrt_callable_desc_t &desc) noexcept;
+// True when `desc` is a 1.2 desc: its struct_size covers the appended fields, so they and
+// the params' `space` fields are read; a smaller one is read as ABI 1.1. The one place that
+// decides it, for the C ABI's checks and for prepare.
+bool reads_abi_1_2_fields(const rrt_callable_desc_t &desc) noexcept;
 
 // Validates desc.device_values (a 1.2 desc) against the validated params and intermediates;
 // each violation is RRT_ERR_INVALID_ARGUMENT naming the device value.

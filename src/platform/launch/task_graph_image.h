@@ -211,11 +211,10 @@ struct TaskGraphLayout {
 };
 
 TaskGraphLayout task_graph_layout(std::uint64_t tasks, std::uint64_t operands, std::uint64_t edges,
-                                  std::uint64_t views = 0,
-                                  std::uint64_t device_values = 0) noexcept;
+                                  std::uint64_t views, std::uint64_t device_values) noexcept;
 std::uint64_t task_graph_image_bytes(std::uint64_t tasks, std::uint64_t operands,
-                                     std::uint64_t edges, std::uint64_t views = 0,
-                                     std::uint64_t device_values = 0) noexcept;
+                                     std::uint64_t edges, std::uint64_t views,
+                                     std::uint64_t device_values) noexcept;
 // The layout an image's header describes by its counts.
 TaskGraphLayout task_graph_layout(const TaskGraphHeader &header) noexcept;
 // True when the header's section offsets and size are those its counts give.
