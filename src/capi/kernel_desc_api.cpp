@@ -46,6 +46,8 @@ Status check_kernel_desc(const rrt_kernel_desc_t &desc, const replayrt::DevicePr
                                           "instead of native_fn",
                                           device.name));
   }
+  // Checked here, on the unsigned fields, before the registry stores them as int (where -1
+  // means "undeclared"): a count of UINT32_MAX must not turn into an undeclared kernel.
   if (desc.num_tensors > RRT_KERNEL_MAX_TENSORS) {
     return invalid(replayrt::format("kernel '%s': num_tensors is %u (at most %d)", desc.name,
                                     desc.num_tensors, RRT_KERNEL_MAX_TENSORS));

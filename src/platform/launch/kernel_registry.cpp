@@ -27,8 +27,9 @@ Status check_declared_operands(const KernelEntry &entry) {
                entry.name.c_str(), entry.num_tensors, entry.num_scalars,
                KernelRegistry::kMaxDeclaredTensors, KernelRegistry::kMaxDeclaredScalars));
   }
-  const std::uint64_t own = entry.num_tensors == 64 ? KernelEntry::kWritesEveryTensor
-                                                    : (std::uint64_t{1} << entry.num_tensors) - 1;
+  const std::uint64_t own = entry.num_tensors == KernelRegistry::kMaxDeclaredTensors
+                                ? KernelEntry::kWritesEveryTensor
+                                : (std::uint64_t{1} << entry.num_tensors) - 1;
   if ((entry.writes & ~own) != 0) {
     return Status::error(
         RRT_ERR_INVALID_ARGUMENT,
@@ -49,7 +50,9 @@ KernelRegistry::KernelRegistry() {
     entry.native_launch = builtin_native_launcher(builtin.name);
     entry.num_tensors = builtin.num_tensors;
     entry.num_scalars = builtin.num_scalars;
-    entry.writes = std::uint64_t{1} << (builtin.num_tensors - 1);
+    // Every built-in writes its last tensor operand only (a built-in without tensors writes
+    // none).
+    entry.writes = builtin.num_tensors > 0 ? std::uint64_t{1} << (builtin.num_tensors - 1) : 0;
     entry.check_operands = builtin_operand_check(builtin.name);
     const Status status = add(std::move(entry), &id);
     if (!status.is_ok()) {
