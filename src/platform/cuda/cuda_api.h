@@ -1,8 +1,13 @@
-// CudaApi: every CUDA runtime entry point the backend calls, as a table of function pointers.
-// The backend calls CUDA only through a table, so tests substitute failing entries (fault
-// injection) without a GPU. real_cuda_api() is the table over the CUDA runtime itself.
+// CudaApi: every CUDA entry point the backend calls, as a table of function pointers.
+// The backend calls CUDA only through a table, so tests substitute a fake that runs without a
+// GPU (FakeCuda) and inject faults. real_cuda_api() is the table over the CUDA runtime itself.
+//
+// The driver_* entries are CUDA driver calls. The backend never links libcuda: the real table
+// reaches them through cudaGetDriverEntryPointByVersion the first time one is called, and an
+// entry point the installed driver does not offer answers CUDA_ERROR_NOT_FOUND.
 #pragma once
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 namespace replayrt::cuda {
@@ -45,6 +50,23 @@ struct CudaApi {
   cudaError_t (*graph_launch)(cudaGraphExec_t, cudaStream_t);
   cudaError_t (*graph_exec_destroy)(cudaGraphExec_t);
   cudaError_t (*graph_destroy)(cudaGraph_t);
+  cudaError_t (*launch_kernel)(const void *, dim3, dim3, void **, size_t, cudaStream_t);
+  cudaError_t (*stream_get_capture_info)(cudaStream_t, cudaStreamCaptureStatus *,
+                                         unsigned long long *, cudaGraph_t *,
+                                         const cudaGraphNode_t **, const cudaGraphEdgeData **,
+                                         size_t *);
+  cudaError_t (*stream_update_capture_dependencies)(cudaStream_t, cudaGraphNode_t *,
+                                                    const cudaGraphEdgeData *, size_t,
+                                                    unsigned int);
+  cudaError_t (*device_get_attribute)(int *, cudaDeviceAttr, int);
+
+  // Driver calls (see the comment at the top).
+  CUresult (*driver_kernel_node_get_params)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS *);
+  CUresult (*driver_func_get_param_info)(CUfunction, size_t, size_t *, size_t *);
+  CUresult (*driver_kernel_get_param_info)(CUkernel, size_t, size_t *, size_t *);
+  CUresult (*driver_func_get_name)(const char **, CUfunction);
+  CUresult (*driver_kernel_get_name)(const char **, CUkernel);
+  CUresult (*driver_mem_get_address_range)(CUdeviceptr *, size_t *, CUdeviceptr);
 };
 
 // The table over the CUDA runtime (statically linked cudart).

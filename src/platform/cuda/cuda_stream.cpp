@@ -124,6 +124,7 @@ CudaEvent::~CudaEvent() {
 }
 
 Status CudaEvent::synchronize() {
+  const RelaxedCaptureGuard relaxed(device_.api());
   RRT_RETURN_IF_ERROR(device_.make_current());
   std::shared_ptr<StickyFailure> origin;
   std::uint64_t serial = 0;
@@ -138,12 +139,14 @@ Status CudaEvent::synchronize() {
 }
 
 void CudaEvent::wait() {
+  const RelaxedCaptureGuard relaxed(device_.api());
   if (device_.make_current().is_ok() && device_.api().event_synchronize(event_) != cudaSuccess) {
     (void)device_.api().get_last_error();
   }
 }
 
 bool CudaEvent::query() const {
+  const RelaxedCaptureGuard relaxed(device_.api());
   (void)device_.make_current();
   const cudaError_t state = device_.api().event_query(event_);
   if (state != cudaSuccess) {
@@ -210,6 +213,7 @@ CudaStream::CudaStream(CudaDevice &device, cudaStream_t stream, bool owned)
 CudaStream::~CudaStream() {
   (void)device_.make_current();
   abandon_capture();
+  const RelaxedCaptureGuard relaxed(api_);
   (void)api_.stream_synchronize(stream_);
   (void)api_.get_last_error();
   if (before_capture_ != nullptr) {
@@ -439,6 +443,7 @@ Status CudaStream::synchronize() {
       return capturing_error("synchronize");
     }
   }
+  const RelaxedCaptureGuard relaxed(api_);
   RRT_RETURN_IF_ERROR(device_.make_current());
   const cudaError_t waited = api_.stream_synchronize(stream_);
   Status failure = failure_->report();
@@ -450,6 +455,7 @@ Status CudaStream::synchronize() {
 }
 
 Status CudaStream::wait_idle() {
+  const RelaxedCaptureGuard relaxed(api_);
   RRT_RETURN_IF_ERROR(device_.make_current());
   const std::lock_guard<std::mutex> lock(mutex_);
   const cudaError_t waited = capturing_.load(std::memory_order_acquire)
@@ -465,6 +471,7 @@ Status CudaStream::wait_idle() {
 }
 
 bool CudaStream::query() const {
+  const RelaxedCaptureGuard relaxed(api_);
   if (!device_.make_current().is_ok()) {
     return true;
   }

@@ -128,7 +128,10 @@ Status audit_cuda_graph(const CudaApi &api, cudaGraph_t graph, const AllocationT
 // stream cannot be synchronized), that is for the work queued before the capture. query is
 // cudaStreamQuery (while capturing: cudaEventQuery of that event); cudaErrorNotReady is "not
 // done", any other error counts as done (nothing more will execute; synchronize reports it).
-// Host waits use the CUDA runtime's own device scheduling; set_host_wait_policy is ignored.
+// Host waits (synchronize, wait_idle, query, and the event's) run under a RelaxedCaptureGuard:
+// waiting for work queued outside a capture never invalidates a capture the calling thread has
+// in progress. They use the CUDA runtime's own device scheduling; set_host_wait_policy is
+// ignored.
 // Destruction abandons a capture (destroying the partial graph), waits for queued work and
 // destroys an owned cudaStream_t.
 class CudaStream final : public Stream {

@@ -157,11 +157,11 @@ TEST_F(CudaBackendTest, QueryIsCudaStreamQueryAndNotReadyIsTheOnlyNotDone) {
   Stream &stream = new_stream();
   EXPECT_TRUE(stream.query());
   EXPECT_EQ(fake_.stream_queries, 1);
-  fake_.stream_query_result = cudaErrorNotReady;
+  fake_.forced_stream_query = cudaErrorNotReady;
   EXPECT_FALSE(stream.query());
-  fake_.stream_query_result = cudaErrorIllegalAddress;  // nothing more will execute
+  fake_.forced_stream_query = cudaErrorIllegalAddress;  // nothing more will execute
   EXPECT_TRUE(stream.query());
-  fake_.stream_query_result = cudaSuccess;
+  fake_.forced_stream_query = cudaSuccess;
   EXPECT_TRUE(stream.synchronize().is_ok());
 }
 
@@ -169,7 +169,8 @@ TEST_F(CudaBackendTest, ACapturingStreamIsQueriedThroughTheEventBeforeTheCapture
   create();
   Stream &stream = new_stream();
   ASSERT_TRUE(stream.begin_capture().is_ok());
-  fake_.stream_query_result = cudaErrorNotReady;  // would be the capture's answer; not asked
+  fake_.drain();
+  fake_.forced_stream_query = cudaErrorNotReady;  // would be the capture's answer; not asked
   const int queries = fake_.stream_queries;
   EXPECT_TRUE(stream.query());
   EXPECT_EQ(fake_.stream_queries, queries);
