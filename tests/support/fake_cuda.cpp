@@ -916,40 +916,13 @@ cudaError_t fake_node_get_type(cudaGraphNode_t node, cudaGraphNodeType *type) {
   return cudaSuccess;
 }
 
-// The runtime's view of a kernel node: only kernels of the runtime's own module map back to a
-// host stub.
-cudaError_t fake_kernel_params(cudaGraphNode_t handle, cudaKernelNodeParams *params) {
-  const Node *node = node_of(handle);
-  if (node->kind != Node::Kind::kKernel) {
-    return fail(cudaErrorInvalidValue);
-  }
-  if (node->kernel->spec.other_module) {
-    return fail(cudaErrorInvalidDeviceFunction);
-  }
-  *params = cudaKernelNodeParams{};
-  params->func = const_cast<void *>(node->kernel->function);
-  params->gridDim = node->grid;
-  params->blockDim = node->block;
-  params->sharedMemBytes = static_cast<unsigned>(node->shared_bytes);
-  params->kernelParams = const_cast<void **>(node->parameter_pointers.data());
-  return cudaSuccess;
-}
-
-cudaError_t fake_param_info(const void *function, size_t index, size_t *offset, size_t *size) {
-  const Lock lock(st().mutex);
-  const auto it = st().kernels.find(function);
-  if (it == st().kernels.end() || index >= it->second->spec.parameter_sizes.size()) {
-    return fail(cudaErrorInvalidValue);
-  }
-  *offset = it->second->offsets[index];
-  *size = it->second->spec.parameter_sizes[index];
-  return cudaSuccess;
-}
-
 CUresult fake_driver_kernel_node_params(CUgraphNode handle, CUDA_KERNEL_NODE_PARAMS *params) {
   Node *node = node_of(handle);
   if (node->kind != Node::Kind::kKernel) {
     return fail_driver(CUDA_ERROR_INVALID_VALUE);
+  }
+  if (g_fake->driver_node_params_error.load() != CUDA_SUCCESS) {
+    return fail_driver(g_fake->driver_node_params_error.load());
   }
   *params = CUDA_KERNEL_NODE_PARAMS{};
   auto *handle_of_kernel = reinterpret_cast<CUfunc_st *>(node->kernel.get());
@@ -974,6 +947,9 @@ CUresult fake_driver_kernel_node_params(CUgraphNode handle, CUDA_KERNEL_NODE_PAR
 }
 
 CUresult param_info_of(const KernelInfo *kernel, size_t index, size_t *offset, size_t *size) {
+  if (kernel != nullptr && kernel->spec.layout_unreadable) {
+    return fail_driver(CUDA_ERROR_NOT_SUPPORTED);
+  }
   if (kernel == nullptr || index >= kernel->spec.parameter_sizes.size()) {
     return fail_driver(CUDA_ERROR_INVALID_VALUE);
   }
@@ -1247,11 +1223,9 @@ FakeCuda::FakeCuda() : state_(std::make_unique<State>()) {
       .event_query = &fake_event_query,
       .graph_get_nodes = &fake_graph_get_nodes,
       .graph_node_get_type = &fake_node_get_type,
-      .graph_kernel_node_get_params = &fake_kernel_params,
       .graph_memcpy_node_get_params = &fake_memcpy_params,
       .graph_memset_node_get_params = &fake_memset_params,
       .graph_child_graph_node_get_graph = &fake_child_graph,
-      .func_get_param_info = &fake_param_info,
       .func_get_attributes = &fake_func_attributes,
       .graph_instantiate_with_flags = &fake_instantiate,
       .graph_upload = &fake_upload,

@@ -27,9 +27,10 @@
 //     capture, also one the caller began on a stream it later wraps;
 //   - lazy module loading: a kernel is loaded by its first launch outside a capture or by
 //     cudaFuncGetAttributes; launching one not yet loaded inside a capture invalidates it;
-//   - the runtime's cudaGraphKernelNodeGetParams fails with cudaErrorInvalidDeviceFunction for a
-//     kernel of another module (FakeKernel::other_module), as CUDA's does for kernels compiled
-//     outside the calling library; the driver's cuGraphKernelNodeGetParams reads every node;
+//   - kernel nodes are read through the driver entry points (cuGraphKernelNodeGetParams,
+//     cuFuncGetParamInfo, cuKernelGetParamInfo), which read a node of any module; the table
+//     has no runtime cudaGraphKernelNodeGetParams, which fails for kernels compiled outside the
+//     calling library (FakeKernel::other_module marks such a kernel);
 //   - errors: a failing call sets the thread's last error (cudaGetLastError returns and clears
 //     it); an injected device fault is sticky: every later call fails with it.
 //
@@ -72,7 +73,8 @@ struct FakeKernel {
   std::vector<std::size_t> parameter_sizes;
   FakeKernelFn run = nullptr;
   void *context = nullptr;
-  // Compiled into another module than the runtime's own (a user launcher's, a library's).
+  // Compiled into another module than the library's (a user launcher's, cuBLAS'): only the
+  // driver's node query can read it (the fake offers no other).
   bool other_module = false;
   // Already loaded (else loaded by the first launch outside a capture, or cudaFuncGetAttributes).
   bool loaded = true;
@@ -83,6 +85,8 @@ struct FakeKernel {
   bool reported_through_extra = false;
   // The driver reports the node's function as a CUkernel (func null) instead of a CUfunction.
   bool reported_as_library_kernel = false;
+  // cuFuncGetParamInfo / cuKernelGetParamInfo fail for it (CUDA_ERROR_NOT_SUPPORTED).
+  bool layout_unreadable = false;
 };
 
 class FakeCuda {
@@ -130,6 +134,8 @@ class FakeCuda {
   std::atomic<cudaError_t> instantiate_error{cudaSuccess};
   std::atomic<cudaError_t> upload_error{cudaSuccess};
   std::atomic<cudaError_t> launch_error{cudaSuccess};  // every cudaLaunchKernel fails with it
+  // What the driver's cuGraphKernelNodeGetParams returns instead of the node's parameters.
+  std::atomic<CUresult> driver_node_params_error{CUDA_SUCCESS};
   // The next this many kernel executions fault instead of running: the device context then
   // fails every call with cudaErrorIllegalAddress (a sticky fault).
   std::atomic<int> kernel_faults_left{0};

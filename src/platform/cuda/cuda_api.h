@@ -39,11 +39,9 @@ struct CudaApi {
   cudaError_t (*event_query)(cudaEvent_t);
   cudaError_t (*graph_get_nodes)(cudaGraph_t, cudaGraphNode_t *, size_t *);
   cudaError_t (*graph_node_get_type)(cudaGraphNode_t, cudaGraphNodeType *);
-  cudaError_t (*graph_kernel_node_get_params)(cudaGraphNode_t, cudaKernelNodeParams *);
   cudaError_t (*graph_memcpy_node_get_params)(cudaGraphNode_t, cudaMemcpy3DParms *);
   cudaError_t (*graph_memset_node_get_params)(cudaGraphNode_t, cudaMemsetParams *);
   cudaError_t (*graph_child_graph_node_get_graph)(cudaGraphNode_t, cudaGraph_t *);
-  cudaError_t (*func_get_param_info)(const void *, size_t, size_t *, size_t *);
   cudaError_t (*func_get_attributes)(cudaFuncAttributes *, const void *);
   cudaError_t (*graph_instantiate_with_flags)(cudaGraphExec_t *, cudaGraph_t, unsigned long long);
   cudaError_t (*graph_upload)(cudaGraphExec_t, cudaStream_t);

@@ -4,16 +4,12 @@
 
 #include "common/format.h"
 #include "platform/cuda/cuda_status.h"
+#include "platform/cuda/cuda_graph_audit.h"
 #include "platform/cuda/graph_audit.h"
 
 namespace replayrt::cuda {
 
 namespace {
-
-// More parameters than any kernel has: the audit stops asking cudaFuncGetParamInfo there.
-constexpr std::size_t kMaxKernelParameters = 4096;
-// Child graphs nest at most this deep in an audit.
-constexpr int kMaxGraphDepth = 16;
 
 Status capturing_error(const char *call) {
   return Status::error(
@@ -21,100 +17,7 @@ Status capturing_error(const char *call) {
       format("stream %s while the stream is capturing; end the capture first", call));
 }
 
-Status audit_graph(const CudaApi &api, cudaGraph_t graph, const AllocationTable &table,
-                   std::vector<CapturedAddress> *found, GraphAuditStats *stats, int depth) {
-  if (depth > kMaxGraphDepth) {
-    return Status::error(RRT_ERR_INVALID_STATE, "captured graph: child graphs nest too deep");
-  }
-  std::size_t count = 0;
-  RRT_RETURN_IF_ERROR(
-      cuda_status(api, api.graph_get_nodes(graph, nullptr, &count), "cudaGraphGetNodes"));
-  std::vector<cudaGraphNode_t> nodes(count);
-  if (count != 0) {
-    RRT_RETURN_IF_ERROR(
-        cuda_status(api, api.graph_get_nodes(graph, nodes.data(), &count), "cudaGraphGetNodes"));
-  }
-  AuditCounts counts;
-  for (std::size_t n = 0; n < count; ++n) {
-    cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
-    RRT_RETURN_IF_ERROR(
-        cuda_status(api, api.graph_node_get_type(nodes[n], &type), "cudaGraphNodeGetType"));
-    switch (type) {
-      case cudaGraphNodeTypeKernel: {
-        ++stats->kernel_nodes;
-        cudaKernelNodeParams params{};
-        RRT_RETURN_IF_ERROR(cuda_status(api, api.graph_kernel_node_get_params(nodes[n], &params),
-                                        "cudaGraphKernelNodeGetParams"));
-        std::size_t scanned = 0;
-        for (std::size_t i = 0; params.kernelParams != nullptr && i < kMaxKernelParameters; ++i) {
-          std::size_t offset = 0;
-          std::size_t size = 0;
-          if (api.func_get_param_info(params.func, i, &offset, &size) != cudaSuccess) {
-            (void)api.get_last_error();
-            break;
-          }
-          const KernelParameter whole{0, size};
-          scan_kernel_parameters(std::span<const std::byte>(
-                                     static_cast<const std::byte *>(params.kernelParams[i]), size),
-                                 std::span<const KernelParameter>(&whole, 1), table, found,
-                                 &counts);
-          ++scanned;
-        }
-        if (scanned == 0) {
-          ++stats->unaudited_kernel_nodes;
-        }
-        break;
-      }
-      case cudaGraphNodeTypeMemcpy: {
-        ++stats->copy_nodes;
-        cudaMemcpy3DParms params{};
-        RRT_RETURN_IF_ERROR(cuda_status(api, api.graph_memcpy_node_get_params(nodes[n], &params),
-                                        "cudaGraphMemcpyNodeGetParams"));
-        (void)record_if_tracked(reinterpret_cast<std::uintptr_t>(params.srcPtr.ptr), table, found);
-        (void)record_if_tracked(reinterpret_cast<std::uintptr_t>(params.dstPtr.ptr), table, found);
-        break;
-      }
-      case cudaGraphNodeTypeMemset: {
-        ++stats->copy_nodes;
-        cudaMemsetParams params{};
-        RRT_RETURN_IF_ERROR(cuda_status(api, api.graph_memset_node_get_params(nodes[n], &params),
-                                        "cudaGraphMemsetNodeGetParams"));
-        (void)record_if_tracked(reinterpret_cast<std::uintptr_t>(params.dst), table, found);
-        break;
-      }
-      case cudaGraphNodeTypeGraph: {
-        cudaGraph_t child = nullptr;
-        RRT_RETURN_IF_ERROR(cuda_status(api, api.graph_child_graph_node_get_graph(nodes[n], &child),
-                                        "cudaGraphChildGraphNodeGetGraph"));
-        RRT_RETURN_IF_ERROR(audit_graph(api, child, table, found, stats, depth + 1));
-        break;
-      }
-      case cudaGraphNodeTypeMemAlloc:
-      case cudaGraphNodeTypeMemFree:
-        return Status::error(RRT_ERR_INVALID_STATE,
-                             "captured graph holds a memory allocation or free node (work "
-                             "enqueued during the capture called cudaMallocAsync or "
-                             "cudaFreeAsync); replayrt graphs never allocate");
-      case cudaGraphNodeTypeConditional:
-        return Status::error(RRT_ERR_INVALID_STATE,
-                             "captured graph holds a conditional node, which replayrt cannot "
-                             "audit for stale addresses");
-      case cudaGraphNodeTypeHost:
-        ++stats->host_nodes;
-        break;
-      default:
-        break;
-    }
-  }
-  return Status::ok();
-}
-
 }  // namespace
-
-Status audit_cuda_graph(const CudaApi &api, cudaGraph_t graph, const AllocationTable &table,
-                        std::vector<CapturedAddress> *found, GraphAuditStats *stats) {
-  return audit_graph(api, graph, table, found, stats, 0);
-}
 
 // ---- CudaEvent -----------------------------------------------------------------------------
 
@@ -583,7 +486,8 @@ Status CudaStream::end_capture(std::unique_ptr<Graph> *out) {
     discard();
     return cuda_status(api_, uploaded, "cudaGraphUpload");
   }
-  const std::size_t nodes = stats.kernel_nodes + stats.copy_nodes + stats.host_nodes;
+  const std::size_t nodes =
+      stats.kernel_nodes + stats.copy_nodes + stats.host_nodes + stats.event_nodes;
   discard();
   try {
     *out = std::make_unique<CudaGraph>(device_, exec, nodes, std::move(addresses),

@@ -74,23 +74,6 @@ class CudaGraph final : public Graph {
   mutable std::mutex launch_mutex_;
 };
 
-// What the end-of-capture audit saw in a captured graph.
-struct GraphAuditStats {
-  std::uint64_t kernel_nodes = 0;
-  // Kernel nodes without a parameter the audit could read (no parameters, or a layout
-  // cudaFuncGetParamInfo does not know, as for driver-API launches).
-  std::uint64_t unaudited_kernel_nodes = 0;
-  std::uint64_t copy_nodes = 0;
-  std::uint64_t host_nodes = 0;
-};
-
-// Walks `graph` (recursing into child graphs): every tracked device address in kernel
-// parameters (graph_audit.h) and memcpy/memset nodes is appended to `found`. Memory
-// allocation or free nodes and conditional nodes make it RRT_ERR_INVALID_STATE (replayrt
-// graphs neither allocate nor branch). Requires the table lock (CudaDevice::with_table).
-Status audit_cuda_graph(const CudaApi &api, cudaGraph_t graph, const AllocationTable &table,
-                        std::vector<CapturedAddress> *found, GraphAuditStats *stats);
-
 // A CUDA stream (cudaStreamNonBlocking, never the legacy stream), owned or wrapping the
 // caller's.
 //
@@ -115,7 +98,7 @@ Status audit_cuda_graph(const CudaApi &api, cudaGraph_t graph, const AllocationT
 // declared addresses); an enqueue refused then, or fail_enqueue(), makes end_capture return
 // RRT_ERR_INVALID_STATE and discard the CUDA graph. end_capture ends the CUDA capture (an
 // invalidated capture is RRT_ERR_INVALID_STATE naming the CUDA error, and the stream is
-// reusable), audits the graph (audit_cuda_graph), instantiates and uploads it; any failure
+// reusable), audits the graph (audit_cuda_graph, cuda_graph_audit.h), instantiates and uploads it; any failure
 // destroys everything it created. The graph's captured addresses are the declared and audited
 // ones, deduplicated.
 //

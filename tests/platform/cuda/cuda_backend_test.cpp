@@ -1,6 +1,7 @@
 // The CUDA backend's host logic over FakeCuda (no GPU): error mapping, allocation, capture
 // failure paths, the replay check, foreign memory and wrapped streams, with faults injected
 // through the CudaApi table.
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -249,6 +250,158 @@ TEST_F(CudaBackendTest, TheAuditRecordsAddressesNativeWorkDidNotDeclare) {
   EXPECT_EQ(graph->captured_addresses()[0].address, reinterpret_cast<std::uintptr_t>(undeclared));
   ASSERT_TRUE(device_->free(undeclared).is_ok());
   EXPECT_EQ(stream.replay(*graph).code(), RRT_ERR_STALE_ADDRESS);
+}
+
+// A user kernel that adds `hidden` into `data`: `hidden` is not among any declared operand.
+struct HiddenPointerParams {
+  float *data;
+  const float *hidden;
+  std::uint64_t count;
+};
+
+void add_hidden_on_cpu(const testing::FakeKernelLaunch &launch, void * /*context*/) {
+  HiddenPointerParams p{};
+  std::memcpy(&p, launch.parameters[0].data(), sizeof p);
+  for (std::uint64_t i = 0; i < p.count; ++i) {
+    p.data[i] += p.hidden[i];
+  }
+}
+
+// The token that stands for the kernel's host stub.
+const char kAddHidden = 0;
+
+class CudaAuditTest : public CudaBackendTest {
+ protected:
+  void register_add_hidden(testing::FakeKernel kernel) {
+    kernel.name = "add_hidden";
+    kernel.parameter_sizes = {sizeof(HiddenPointerParams)};
+    kernel.run = &add_hidden_on_cpu;
+    fake_.register_kernel(&kAddHidden, std::move(kernel));
+  }
+
+  // Captures one add_hidden launch over data (declared) and hidden (not declared).
+  Status capture_add_hidden(Stream &stream, std::unique_ptr<Graph> *graph) {
+    struct Launch {
+      const cuda::CudaApi *api;
+      HiddenPointerParams params;
+    } launch{&fake_.api(), {static_cast<float *>(data_), static_cast<const float *>(hidden_), 4}};
+    NativeWork work;
+    work.context = &launch;
+    work.enqueue = [](void *native, void *raw) {
+      auto *l = static_cast<Launch *>(raw);
+      void *args[] = {&l->params};
+      return l->api->launch_kernel(&kAddHidden, dim3(1), dim3(32), args, 0,
+                                   static_cast<cudaStream_t>(native)) == cudaSuccess
+                 ? 0
+                 : 1;
+    };
+    const void *declared[] = {data_};
+    work.referenced = declared;
+    RRT_RETURN_IF_ERROR(stream.begin_capture());
+    RRT_RETURN_IF_ERROR(stream.enqueue_native(work));
+    return stream.end_capture(graph);
+  }
+
+  bool captured(const Graph &graph, const void *address) const {
+    for (const CapturedAddress &a : graph.captured_addresses()) {
+      if (a.address == reinterpret_cast<std::uintptr_t>(address)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void SetUp() override {
+    create({.quarantine_bytes = 0});
+    data_ = device_->allocate(16);
+    hidden_ = device_->allocate(16);
+  }
+
+  void *data_ = nullptr;
+  void *hidden_ = nullptr;
+};
+
+TEST_F(CudaAuditTest, AKernelOfAnotherModuleIsAuditedThroughTheDriver) {
+  testing::FakeKernel kernel;
+  kernel.other_module = true;  // the runtime's cudaGraphKernelNodeGetParams cannot read it
+  register_add_hidden(std::move(kernel));
+  Stream &stream = new_stream();
+  std::unique_ptr<Graph> graph;
+  const Status ended = capture_add_hidden(stream, &graph);
+  ASSERT_TRUE(ended.is_ok()) << ended.message();
+  EXPECT_TRUE(captured(*graph, data_));
+  EXPECT_TRUE(captured(*graph, hidden_)) << "the pointer inside the by-value struct";
+  const float ones[4] = {1, 1, 1, 1};
+  const float twos[4] = {2, 2, 2, 2};
+  ASSERT_TRUE(device_->copy_host_to_device(data_, ones, sizeof ones).is_ok());
+  ASSERT_TRUE(device_->copy_host_to_device(hidden_, twos, sizeof twos).is_ok());
+  ASSERT_TRUE(stream.replay(*graph).is_ok());
+  ASSERT_TRUE(stream.synchronize().is_ok());
+  float out[4] = {};
+  ASSERT_TRUE(device_->copy_device_to_host(out, data_, sizeof out).is_ok());
+  EXPECT_EQ(out[3], 3.0F) << "the replay ran the kernel";
+  ASSERT_TRUE(device_->free(hidden_).is_ok());
+  EXPECT_EQ(stream.replay(*graph).code(), RRT_ERR_STALE_ADDRESS);
+}
+
+TEST_F(CudaAuditTest, NodesReportedThroughExtraOrAsALibraryKernelAreAuditedToo) {
+  for (const bool through_extra : {true, false}) {
+    testing::FakeKernel kernel;
+    kernel.other_module = true;
+    kernel.reported_through_extra = through_extra;
+    kernel.reported_as_library_kernel = !through_extra;
+    register_add_hidden(std::move(kernel));
+    Stream &stream = new_stream();
+    std::unique_ptr<Graph> graph;
+    const Status ended = capture_add_hidden(stream, &graph);
+    ASSERT_TRUE(ended.is_ok()) << ended.message();
+    EXPECT_TRUE(captured(*graph, hidden_)) << (through_extra ? "extra" : "CUkernel");
+  }
+}
+
+TEST_F(CudaAuditTest, AKernelNodeTheDriverCannotReadIsRefusedNamingIt) {
+  register_add_hidden({});
+  Stream &stream = new_stream();
+  fake_.driver_node_params_error = CUDA_ERROR_NOT_FOUND;  // say, a driver without the call
+  std::unique_ptr<Graph> graph;
+  Status ended = capture_add_hidden(stream, &graph);
+  EXPECT_EQ(ended.code(), RRT_ERR_INVALID_STATE);
+  EXPECT_NE(ended.message().find("kernel node 0"), std::string::npos) << ended.message();
+  EXPECT_NE(ended.message().find("cannot be audited"), std::string::npos) << ended.message();
+  EXPECT_EQ(graph, nullptr);
+  EXPECT_EQ(fake_.live_graphs, 0);
+
+  fake_.driver_node_params_error = CUDA_SUCCESS;
+  testing::FakeKernel unreadable;
+  unreadable.layout_unreadable = true;
+  register_add_hidden(std::move(unreadable));
+  ended = capture_add_hidden(stream, &graph);
+  EXPECT_EQ(ended.code(), RRT_ERR_INVALID_STATE);
+  EXPECT_NE(ended.message().find("add_hidden"), std::string::npos) << ended.message();
+  EXPECT_FALSE(stream.is_capturing());
+}
+
+TEST_F(CudaAuditTest, AKernelWithoutParametersIsAuditedAndHoldsNoAddress) {
+  static const char kNoParameters = 0;
+  testing::FakeKernel kernel;
+  kernel.name = "no_parameters";
+  fake_.register_kernel(&kNoParameters, std::move(kernel));
+  Stream &stream = new_stream();
+  NativeWork work;
+  work.context = const_cast<cuda::CudaApi *>(&fake_.api());
+  work.enqueue = [](void *native, void *api) {
+    return static_cast<const cuda::CudaApi *>(api)->launch_kernel(
+               &kNoParameters, dim3(1), dim3(1), nullptr, 0,
+               static_cast<cudaStream_t>(native)) == cudaSuccess
+               ? 0
+               : 1;
+  };
+  ASSERT_TRUE(stream.begin_capture().is_ok());
+  ASSERT_TRUE(stream.enqueue_native(work).is_ok());
+  std::unique_ptr<Graph> graph;
+  const Status ended = stream.end_capture(&graph);
+  ASSERT_TRUE(ended.is_ok()) << ended.message();
+  EXPECT_TRUE(graph->captured_addresses().empty());
 }
 
 TEST_F(CudaBackendTest, WhileTheFreeEpochIsUnchangedReplayTrustsItsLastFullCheck) {
