@@ -24,7 +24,7 @@
 #include "capi/handles.h"
 #include "platform/device.h"
 #include "platform/device_factory.h"
-#include "platform/launch/builtin_kernels.h"
+#include "platform/sim/kernels/builtin_kernels.h"
 
 namespace {
 
@@ -143,9 +143,9 @@ replayrt::Status naive_entry(void *entry_context, const std::byte *invocation, s
   const std::uint64_t sizes[3] = {kBytes, kBytes, kBytes};
   const std::uint64_t factor[1] = {rrt_scalar_from_f32(2.0F)};
   void *scale_tensors[2] = {run.x, run.t};
-  const rrt_kernel_args_t scale_args{2, scale_tensors, sizes, 1, factor};
+  const rrt_kernel_args_t scale_args{2, scale_tensors, sizes, 1, factor, 0, nullptr};
   void *add_tensors[3] = {run.t, run.x, run.y};
-  const rrt_kernel_args_t add_args{3, add_tensors, sizes, 0, nullptr};
+  const rrt_kernel_args_t add_args{3, add_tensors, sizes, 0, nullptr, 0, nullptr};
   if (kernels.scale(&scale_args, nullptr) != 0 || kernels.add(&add_args, nullptr) != 0) {
     return replayrt::Status::error(RRT_ERR_KERNEL_FAILED, "naive launch: a kernel failed");
   }
@@ -161,13 +161,8 @@ void naive(benchmark::State &state) {
     return;
   }
   NaiveKernels kernels;
-  for (const replayrt::BuiltinKernel &kernel : replayrt::builtin_kernels()) {
-    if (std::string(kernel.name) == "scale") {
-      kernels.scale = kernel.sim_host_fn;
-    } else if (std::string(kernel.name) == "add") {
-      kernels.add = kernel.sim_host_fn;
-    }
-  }
+  kernels.scale = replayrt::sim::builtin_host_kernel("scale");
+  kernels.add = replayrt::sim::builtin_host_kernel("add");
   std::vector<float> x(kElements, 1.0F);
   std::vector<float> y(kElements);
   bool ok = true;

@@ -140,7 +140,7 @@ inline int compute_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
 inline std::uint32_t compute_rounds_for(std::chrono::nanoseconds target) {
   constexpr std::uint64_t kProbeRounds = 200000;
   const std::uint64_t scalars[1] = {kProbeRounds};
-  const rrt_kernel_args_t args{0, nullptr, nullptr, 1, scalars};
+  const rrt_kernel_args_t args{0, nullptr, nullptr, 1, scalars, 0, nullptr};
   auto best = std::chrono::nanoseconds::max();
   for (int i = 0; i < 15; ++i) {
     const auto start = std::chrono::steady_clock::now();

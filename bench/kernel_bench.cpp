@@ -16,15 +16,13 @@
 
 #include <benchmark/benchmark.h>
 
-#include "platform/launch/builtin_kernels.h"
+#include "platform/sim/kernels/builtin_kernels.h"
 
 namespace {
 
 rrt_kernel_fn kernel(std::string_view name) {
-  for (const replayrt::BuiltinKernel &builtin : replayrt::builtin_kernels()) {
-    if (name == builtin.name) {
-      return builtin.sim_host_fn;
-    }
+  if (const rrt_kernel_fn fn = replayrt::sim::builtin_host_kernel(name); fn != nullptr) {
+    return fn;
   }
   std::fprintf(stderr, "kernel_bench: no built-in %.*s\n", static_cast<int>(name.size()),
                name.data());
@@ -48,7 +46,8 @@ void run_kernel(benchmark::State &state, std::string_view name, std::uint64_t wd
     scalars.push_back(wdtype);
   }
   const rrt_kernel_args_t args{3, tensors.data(), bytes.data(),
-                               static_cast<std::uint32_t>(scalars.size()), scalars.data()};
+                               static_cast<std::uint32_t>(scalars.size()), scalars.data(), 0,
+                               nullptr};
   const rrt_kernel_fn fn = kernel(name);
   for (auto _ : state) {
     if (fn(&args, nullptr) != 0) {

@@ -34,6 +34,7 @@
 #include "memory/arena_bank.h"
 #include "memory/guarded_block.h"
 #include "memory/prebuilt_image_cache.h"
+#include "platform/sim/kernels/builtin_kernels.h"
 #include "platform/launch/kernel_registry.h"
 #include "platform/sim/sim_device.h"
 #include "runtime/bind.h"
@@ -273,7 +274,7 @@ class BindSetup {
   static constexpr std::uint64_t kElements = kStagedBytes / sizeof(float);
 
   ContextSetup setup_;
-  replayrt::KernelRegistry kernels_;
+  replayrt::KernelRegistry kernels_{replayrt::sim::builtin_launchers()};
   replayrt::bench::DescBuilder builder_;
   std::unique_ptr<const replayrt::Callable> callable_;
   std::vector<float> host_x_;

@@ -144,7 +144,7 @@ void direct(benchmark::State &state, Kernel kernel, std::uint32_t tasks) {
   void *tensors[1] = {&cell};
   const std::uint64_t bytes[1] = {sizeof cell};
   const std::uint64_t scalars[1] = {rounds_of(kernel)};
-  const rrt_kernel_args_t args{1, tensors, bytes, 1, scalars};
+  const rrt_kernel_args_t args{1, tensors, bytes, 1, scalars, 0, nullptr};
   for (auto _ : state) {
     for (std::uint32_t t = 0; t < tasks; ++t) {
       if (fn(&args, nullptr) != 0) {

@@ -310,12 +310,41 @@ RRT_API rrt_status_t rrt_device_unregister(rrt_context_t ctx, void *device_ptr);
 
 /* ---- kernels -------------------------------------------------------------------------- */
 
+/* Appended (ABI version 1.3): an operand whose value lives in device memory, as a native
+   launcher receives it. A DEVICE_VALUE operand, or a view whose offset is device-resident
+   (rrt_view_desc_t.offset_value), is read when the task runs, and a native launcher runs on the
+   host when the launch is enqueued, before that: it receives the value's device address, and
+   the work it enqueues reads the value there. Host kernels (the simulator) never see one: their
+   values are read before the kernel is called. */
+typedef enum rrt_device_operand_kind {
+  /* scalars[index] holds 0; the scalar is the value. */
+  RRT_DEVICE_OPERAND_SCALAR = 0,
+  /* tensors[index] is the view at offset value 0 and tensor_bytes[index] its size; the view
+     is tensors[index] + value * stride_bytes, for a value in [0, value_max], and the whole
+     range [tensors[index], tensors[index] + value_max * stride_bytes + tensor_bytes[index])
+     lies inside the view's base. A value outside [0, value_max] must not be used. */
+  RRT_DEVICE_OPERAND_VIEW_OFFSET = 1
+} rrt_device_operand_kind_t;
+typedef struct rrt_device_operand {
+  rrt_device_operand_kind_t kind;
+  uint32_t index;    /* the scalar (SCALAR) or tensor (VIEW_OFFSET) operand it concerns */
+  const void *value; /* device address of the element */
+  uint32_t dtype;    /* an rrt_dtype_t: I32 (sign-extended), I64, or F32 (its bits) */
+  uint64_t stride_bytes;
+  uint64_t value_max;
+} rrt_device_operand_t;
+
 typedef struct rrt_kernel_args {
   uint32_t num_tensors;
   void *const *tensors; /* addresses the kernel may dereference */
   const uint64_t *tensor_bytes;
   uint32_t num_scalars;
   const uint64_t *scalars; /* raw 64-bit values; floats bit-cast */
+  /* Appended (ABI version 1.3): the operands whose values the launched work reads from device
+     memory, at most one per operand; 0 and null for a host kernel and for a task without
+     any. */
+  uint32_t num_device_operands;
+  const rrt_device_operand_t *device_operands;
 } rrt_kernel_args_t;
 /* Runs on a device-side worker thread. Returns 0 on success; nonzero fails the run. A kernel
    must not throw (or otherwise unwind) out of this call. A C++ kernel that throws anyway
@@ -494,10 +523,15 @@ typedef enum rrt_operand_kind {
    earlier task) is what the next replay uses. A device value a view's offset reads outside
    [0, offset_value_max] fails that task at run time (RRT_ERR_KERNEL_FAILED naming the task and
    view; the task does not run).
-   CUDA contexts resolve operands on the host when a launch is enqueued and cannot read device
-   memory then without synchronizing (which would break a capture): a launch whose tasks read a
-   device value (a DEVICE_VALUE operand, or a view with a device-resident offset) fails there
-   with RRT_ERR_UNSUPPORTED. Views with fixed offsets work on every platform. */
+   On CUDA the values are read on the device too: a native launcher receives each one's device
+   address (rrt_device_operand_t), and the built-ins read them in their kernels. There, a value
+   outside its range (a view offset outside [0, offset_value_max], an offset that makes a
+   built-in's output overlap an input, a scalar outside its domain) cannot fail the task: the
+   built-in writes NaN over its output, or nothing when the output's own offset is out of range
+   (kv_store writes nothing either way). A built-in's shape scalars (sizes and counts) are
+   needed on the host when the launch is enqueued; on CUDA only its value scalars may be device
+   values (fill's value, scale's s, rmsnorm's eps, rope's theta), and a launch that names
+   another one fails with RRT_ERR_UNSUPPORTED naming the task, the kernel and the scalar. */
 
 /* Where runs pass a parameter. ANY: either space, and capacity plans reserve staging for it as
    if it were HOST (the ABI 1.1 behaviour). HOST or DEVICE: a run passing the other space is

@@ -32,7 +32,7 @@ RRT_API rrt_status_t rrt_kernel_register(rrt_context_t ctx, const char *name, rr
     }
     replayrt::KernelEntry entry;
     entry.name = name;
-    entry.sim_host_fn = fn;
+    entry.host_fn = fn;
     entry.user = user;
     return ctx->engine->kernels().add(std::move(entry), out_kernel_id);
   });

@@ -73,7 +73,7 @@ RRT_API rrt_status_t rrt_kernel_register_desc(rrt_context_t ctx, const rrt_kerne
     RRT_RETURN_IF_ERROR(check_kernel_desc(*desc, ctx->engine->device().properties()));
     replayrt::KernelEntry entry;
     entry.name = desc->name;
-    entry.sim_host_fn = desc->fn;
+    entry.host_fn = desc->fn;
     entry.native_launch = desc->native_fn;
     entry.user = desc->user;
     entry.num_tensors = static_cast<int>(desc->num_tensors);

@@ -76,14 +76,15 @@ struct DeviceProperties {
   // Device's copies and memset.
   bool host_can_dereference = false;
   // True when the device runs DeviceEntry launches and host-function kernels
-  // (KernelEntry::sim_host_fn); false when kernels run only as native work
+  // (KernelEntry::host_fn); false when kernels run only as native work
   // (KernelEntry::native_launch, Stream::enqueue_native).
   bool runs_host_kernels = false;
   // The backend's name ("sim", "cuda"), for messages.
   const char *name = "";
 };
 
-class KernelRegistry;  // platform/launch/kernel_registry.h
+class KernelRegistry;     // platform/launch/kernel_registry.h
+struct BuiltinLauncher;  // platform/launch/kernel_registry.h
 
 // How a host thread waits for device work of a device (a stream or event synchronize, a
 // stream's wait_idle, an event wait): rrt_wait_policy_t of the context. kSpinThenBlock spins
@@ -129,6 +130,10 @@ class Device {
   Device &operator=(Device &&) = delete;
 
   virtual DeviceProperties properties() const = 0;
+  // The backend's launchers of the built-in kernels, in builtin_kernel_specs() order
+  // (platform/launch/builtin_kernels.h); valid for the device's life. A KernelRegistry built
+  // from them runs the built-ins on this device.
+  virtual std::span<const BuiltinLauncher> builtin_launchers() const = 0;
 
   // An allocation of at least `bytes` (> 0) bytes aligned to properties().base_alignment, or
   // null when the device cannot provide it. A fault-injecting wrapper may also throw.
@@ -174,12 +179,45 @@ class Device {
   virtual Status create_executor(const ExecutorConfig &config, std::unique_ptr<Executor> *out) = 0;
 };
 
+// A callable's task graph as the runtime hands it to an executor when the callable is
+// prepared: the host bytes of its task-graph image (platform/launch/task_graph_image.h), built
+// relocatable: every baked address (an intermediate's) is an offset from the gm_heap base that
+// each launch names (LaunchBinding::gm_heap), and the scheduler addresses are zero.
+struct TaskGraphSpec {
+  std::span<const std::byte> image;
+};
+
+// What an executor made of a TaskGraphSpec: whatever the backend needs to launch the callable
+// without reading its image back (the simulator's device reads the uploaded image itself;
+// CUDA keeps the resolved host plan). Immutable once made; valid for the executor's life.
+class PreparedExecutable {
+ public:
+  PreparedExecutable() = default;
+  virtual ~PreparedExecutable() = default;
+  PreparedExecutable(const PreparedExecutable &) = delete;
+  PreparedExecutable &operator=(const PreparedExecutable &) = delete;
+  PreparedExecutable(PreparedExecutable &&) = delete;
+  PreparedExecutable &operator=(PreparedExecutable &&) = delete;
+};
+
+// One launch of a prepared callable.
+struct LaunchBinding {
+  // The invocation (platform/launch/invocation_header.h): copied at enqueue (and into the
+  // graph at capture); the caller's buffer may be reused at once.
+  std::span<const std::byte> invocation;
+  // Every device address the launch may dereference, as in LaunchRequest.
+  std::span<const void *const> referenced;
+  // The gm_heap the launch's intermediates live in (null for a callable without them).
+  const void *gm_heap = nullptr;
+};
+
 // Runs bound launches on a device: an invocation (platform/launch/invocation_header.h) names a
-// task-graph image (platform/launch/task_graph_image.h) in device memory, and executing it runs
-// every task of the image, in dependency order, on the device. A task's failure, or an
-// invocation or image that is malformed or inconsistent, is RRT_ERR_KERNEL_FAILED on the
-// stream (sticky, as any launch failure), never a hang or a write outside the image's buffers.
-// Thread safety: enqueue() may be called from any thread, for any stream of the device.
+// task-graph image (platform/launch/task_graph_image.h) in device memory and carries the
+// launch's tensors and scalars, and executing it runs every task of the image, in dependency
+// order, on the device. A task's failure, or an invocation or image that is malformed or
+// inconsistent, is RRT_ERR_KERNEL_FAILED on the stream (sticky, as any launch failure), never
+// a hang or a write outside the image's buffers.
+// Thread safety: every member may be called from any thread, for any stream of the device.
 class Executor {
  public:
   Executor() = default;
@@ -189,12 +227,17 @@ class Executor {
   Executor(Executor &&) = delete;
   Executor &operator=(Executor &&) = delete;
 
-  // Enqueues the execution of `invocation` on `stream`, a stream of the device that created
-  // this executor. The bytes are copied at enqueue (and into the graph at capture);
-  // `referenced` is every device address the execution may dereference, as in
-  // LaunchRequest. Errors as Stream::enqueue_launch.
-  virtual Status enqueue(Stream &stream, std::span<const std::byte> invocation,
-                         std::span<const void *const> referenced) = 0;
+  // Prepares the callable `spec` describes, once, when it is prepared: checks the image (magic,
+  // version, section layout, indices, every kernel runnable by this backend) and keeps what the
+  // backend's launches need. RRT_ERR_INVALID_ARGUMENT naming what is wrong, RRT_ERR_UNSUPPORTED
+  // naming the task and kernel this backend cannot run; nothing is enqueued, nothing in device
+  // memory is read or written.
+  virtual Status prepare(const TaskGraphSpec &spec, std::unique_ptr<PreparedExecutable> *out) = 0;
+  // Enqueues the execution of `executable` (made by this executor's prepare) with `binding`
+  // on `stream`, a stream of the device that created this executor. Errors as
+  // Stream::enqueue_launch.
+  virtual Status enqueue(Stream &stream, const PreparedExecutable &executable,
+                         const LaunchBinding &binding) = 0;
 };
 
 // An in-order queue of device work.

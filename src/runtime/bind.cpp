@@ -86,6 +86,7 @@ void finish_bind(ExecutionMode mode, const BindRequest &request, const void *ima
                  const void *scheduler, const void *gm_heap, const SlotGrant &grant,
                  BoundRun *out) {
   encode_invocation(request, mode, image, out->tensor_addresses, out);
+  out->gm_heap = gm_heap;
   std::uint64_t *words = out->invocation.data() + sizeof(InvocationHeader) / sizeof(std::uint64_t);
   words[1] = reinterpret_cast<std::uint64_t>(grant.timings);
   words[2] = reinterpret_cast<std::uint64_t>(grant.wall);

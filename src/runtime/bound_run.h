@@ -8,6 +8,8 @@
 
 #include <replayrt/replayrt.h>
 
+#include "platform/device.h"
+
 namespace replayrt {
 
 // A copy enqueued around the launch: host-to-device before it (staging HOST inputs),
@@ -35,10 +37,13 @@ struct BoundRun {
   // Every device address the launch may dereference (image, scheduler state, gm_heap,
   // tensors), for the capture's stale-address record.
   std::vector<const void *> referenced;
+  // The gm_heap the launch's intermediates live in (LaunchBinding::gm_heap).
+  const void *gm_heap = nullptr;
 
   std::span<const std::byte> invocation_span() const noexcept {
     return {reinterpret_cast<const std::byte *>(invocation.data()), invocation_bytes};
   }
+  LaunchBinding binding() const noexcept { return {invocation_span(), referenced, gm_heap}; }
   // Empties every list, keeping capacity, so a steady state allocates nothing.
   void clear() noexcept {
     invocation_bytes = 0;
@@ -46,6 +51,7 @@ struct BoundRun {
     copies_in.clear();
     copies_out.clear();
     referenced.clear();
+    gm_heap = nullptr;
   }
 };
 

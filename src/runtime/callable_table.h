@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "common/status.h"
+#include "platform/device.h"
 #include "runtime/bind.h"
 #include "runtime/callable.h"
 
@@ -30,6 +31,8 @@ class CallableTable {
     std::shared_ptr<const Callable> callable;
     std::uint64_t generation = 0;
     ResidentPlacement resident;  // kernel mode only; null in program mode
+    // What the device's executor prepared for the callable (Executor::prepare).
+    std::shared_ptr<const PreparedExecutable> executable;
   };
 
   // Mints the next id and generation and calls fill(id, &record) (under the table's lock).

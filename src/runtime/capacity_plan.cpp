@@ -20,7 +20,7 @@ std::uint64_t resident_bytes(std::uint64_t bytes) {
 
 Status fit_capacity_plan(std::span<const rrt_callable_desc_t *const> descs, PlanFit fit,
                          rrt_capacity_plan_t *plan, std::uint32_t *max_tasks) {
-  static const KernelRegistry builtins;
+  static const KernelRegistry builtins({});
   rrt_capacity_plan_t grown = *plan;
   std::uint32_t tasks = max_tasks != nullptr ? *max_tasks : 0;
   std::uint64_t pool = 0;

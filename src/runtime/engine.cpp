@@ -68,7 +68,8 @@ Status Engine::create(std::unique_ptr<Device> device, unsigned device_workers,
   return Status::ok();
 }
 
-Engine::Engine(std::unique_ptr<Device> device) : device_(std::move(device)), context_(*device_) {}
+Engine::Engine(std::unique_ptr<Device> device)
+    : device_(std::move(device)), context_(*device_), kernels_(device_->builtin_launchers()) {}
 
 Engine::~Engine() {
   for (auto &stream : own_streams_) {
@@ -188,6 +189,13 @@ Status Engine::prepare_callable(const rrt_callable_desc_t &desc, std::int32_t *o
   return callables_.add(
       [&](std::int32_t id, CallableRecord *record) {
         record->callable = shared;
+        // The executor's copy is relocatable: its baked addresses are offsets from gm_heap.
+        std::vector<std::byte> image(needs.image);
+        const ImageBinding relocatable{id, record->generation, nullptr, nullptr, nullptr};
+        RRT_RETURN_IF_ERROR(build_task_graph_image(*shared, relocatable, image));
+        std::unique_ptr<PreparedExecutable> executable;
+        RRT_RETURN_IF_ERROR(executor_->prepare(TaskGraphSpec{image}, &executable));
+        record->executable = std::move(executable);
         return is_kernel() ? strategy.place_resident(context_, *shared, id, record->generation,
                                                      &record->resident)
                            : Status::ok();
@@ -217,11 +225,12 @@ BindRequest Engine::bind_request(std::int32_t id, const CallableRecord &record,
   return request;
 }
 
-Status Engine::enqueue_bound(const BoundRun &bound, Stream &stream) {
+Status Engine::enqueue_bound(const PreparedExecutable &executable, const BoundRun &bound,
+                             Stream &stream) {
   for (const StagedCopy &copy : bound.copies_in) {
     RRT_RETURN_IF_ERROR(stream.enqueue_copy_host_to_device(copy.dst, copy.src, copy.bytes));
   }
-  RRT_RETURN_IF_ERROR(executor_->enqueue(stream, bound.invocation_span(), bound.referenced));
+  RRT_RETURN_IF_ERROR(executor_->enqueue(stream, executable, bound.binding()));
   for (const StagedCopy &copy : bound.copies_out) {
     RRT_RETURN_IF_ERROR(stream.enqueue_copy_device_to_host(copy.dst, copy.src, copy.bytes));
   }
@@ -251,6 +260,7 @@ Status Engine::run_prepare(std::int32_t callable_id, const RunArgsView &args,
   run->slot_ = slot;
   run->callable_id_ = callable_id;
   run->callable_ = record.callable;
+  run->executable_ = record.executable;
   run->strategy_ = &bind_strategy(record.callable->bind());
   run->epoch_ = epoch_.load(std::memory_order_acquire);
   Status bound = run->strategy_->bind(context_.slot(slot), bind_request(callable_id, record, args),
@@ -277,13 +287,13 @@ Status Engine::run_launch(ProgramRun &run, Stream *stream) {
   run.captured_ = target.is_capturing();
   Status enqueued;
   if (run.captured_) {
-    enqueued = enqueue_bound(run.bound_, target);
+    enqueued = enqueue_bound(*run.executable_, run.bound_, target);
   } else {
     const std::lock_guard<std::mutex> lock(launch_mutex_);
     enqueued = serialize_before(target);
     if (enqueued.is_ok()) {
       last_serialized_stream_ = &target;
-      enqueued = enqueue_bound(run.bound_, target);
+      enqueued = enqueue_bound(*run.executable_, run.bound_, target);
     }
     if (enqueued.is_ok()) {
       enqueued = target.record_event(*slot_done_[static_cast<std::size_t>(run.slot_)]);
@@ -366,7 +376,7 @@ Status Engine::kernel_launch(std::int32_t callable_id, const RunArgsView &args, 
   if (!capturing) {
     RRT_RETURN_IF_ERROR(serialize_before(caller));
   }
-  RRT_RETURN_IF_ERROR(enqueue_bound(launch_scratch_, caller));
+  RRT_RETURN_IF_ERROR(enqueue_bound(*record->executable, launch_scratch_, caller));
   if (counts_records) {
     capture_profile_tasks_[&caller] = request.profile_offset + tasks;
   }

@@ -50,6 +50,7 @@ class ProgramRun {
   std::int32_t callable_id_ = -1;
   const BindStrategy *strategy_ = nullptr;
   std::shared_ptr<const Callable> callable_;
+  std::shared_ptr<const PreparedExecutable> executable_;
   BoundRun bound_;
   State state_ = State::kPrepared;
   Stream *stream_ = nullptr;
@@ -173,7 +174,8 @@ class Engine {
   Status find_callable(std::int32_t id, const CallableRecord **out) const;
   static BindRequest bind_request(std::int32_t id, const CallableRecord &record,
                                   const RunArgsView &args);
-  Status enqueue_bound(const BoundRun &bound, Stream &stream);
+  Status enqueue_bound(const PreparedExecutable &executable, const BoundRun &bound,
+                       Stream &stream);
   // Requires launch_mutex_. Orders `stream` after the previous serialized stream's work.
   Status serialize_before(Stream &stream);
 

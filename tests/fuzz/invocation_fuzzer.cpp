@@ -21,6 +21,7 @@
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include "fuzz_support.h"
+#include "platform/sim/kernels/builtin_kernels.h"
 #include "platform/launch/invocation_header.h"
 #include "platform/launch/kernel_registry.h"
 #include "platform/launch/task_graph_image.h"
@@ -81,7 +82,7 @@ void decode_target(FuzzedDataProvider &in) {
 // out = in * (scalar + 1): scale(in, tmp, scalar); add(tmp, in, out); then a copy of out into
 // a second intermediate and back when `longer` is set, so the graph has a chain of four.
 struct Program {
-  KernelRegistry kernels;
+  KernelRegistry kernels{sim::builtin_launchers()};
   rrt_tensor_desc_t tensors[2]{};
   rrt_tensor_desc_t inter[2]{};
   rrt_operand_t ops[4][3]{};

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "common/raw_enum.h"
+#include "platform/sim/kernels/builtin_kernels.h"
 #include "support/callable_builder.h"
 
 namespace replayrt {
@@ -30,7 +31,7 @@ class CallableTest : public ::testing::Test {
     EXPECT_NE(status.message().find(fragment), std::string::npos) << status.message();
   }
 
-  KernelRegistry kernels_;
+  KernelRegistry kernels_{sim::builtin_launchers()};
   std::unique_ptr<const Callable> callable_;
 };
 
@@ -113,7 +114,7 @@ std::int32_t add_declared(KernelRegistry &kernels, const char *name, int tensors
                           std::uint64_t writes) {
   KernelEntry entry;
   entry.name = name;
-  entry.sim_host_fn = [](const rrt_kernel_args_t *, void *) { return 0; };
+  entry.host_fn = [](const rrt_kernel_args_t *, void *) { return 0; };
   entry.num_tensors = tensors;
   entry.num_scalars = scalars;
   entry.writes = writes;
@@ -182,7 +183,7 @@ TEST_F(CallableTest, ADeclaringKernelReadingAnUnwrittenIntermediateIsRefused) {
 TEST_F(CallableTest, TheRegistryRefusesDeclaredWritesBeyondTheTensorCount) {
   KernelEntry entry;
   entry.name = "wide";
-  entry.sim_host_fn = [](const rrt_kernel_args_t *, void *) { return 0; };
+  entry.host_fn = [](const rrt_kernel_args_t *, void *) { return 0; };
   entry.num_tensors = 2;
   entry.num_scalars = 0;
   entry.writes = 0b100;

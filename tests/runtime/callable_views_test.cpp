@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "platform/sim/kernels/builtin_kernels.h"
 #include "platform/launch/task_graph_image.h"
 #include "runtime/bind.h"
 #include "runtime/callable.h"
@@ -57,7 +58,7 @@ class CallableViewsTest : public ::testing::Test {
             all.begin() + plan.first_successor + plan.num_successors};
   }
 
-  KernelRegistry kernels_;
+  KernelRegistry kernels_{sim::builtin_launchers()};
   rrt_callable_desc_t desc_{};
   std::vector<rrt_view_desc_t> views_;
   std::vector<rrt_device_value_desc_t> values_;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "context/device_context.h"
+#include "platform/sim/kernels/builtin_kernels.h"
 #include "context/launch_scope.h"
 #include "runtime/task_graph_builder.h"
 #include "support/callable_builder.h"
@@ -44,7 +45,7 @@ class DeviceBuildBindTest : public ::testing::Test {
 
   testing::DeviceRig rig_;
   DeviceContext context_{rig_.faults};
-  KernelRegistry kernels_;
+  KernelRegistry kernels_{sim::builtin_launchers()};
   std::unique_ptr<const Callable> callable_;
   DeviceBuildBind strategy_;
   float in_[16] = {};

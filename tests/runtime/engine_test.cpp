@@ -351,6 +351,9 @@ class GatedDevice final : public Device {
   Status create_stream(std::unique_ptr<Stream> *out) override { return inner_.create_stream(out); }
   Status create_event(std::unique_ptr<Event> *out) override { return inner_.create_event(out); }
   DeviceProperties properties() const override { return inner_.properties(); }
+  std::span<const BuiltinLauncher> builtin_launchers() const override {
+    return inner_.builtin_launchers();
+  }
   Status create_executor(const ExecutorConfig &config, std::unique_ptr<Executor> *out) override {
     return inner_.create_executor(config, out);
   }

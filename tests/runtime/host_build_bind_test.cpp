@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "context/device_context.h"
+#include "platform/sim/kernels/builtin_kernels.h"
 #include "context/launch_scope.h"
 #include "runtime/task_graph_builder.h"
 #include "support/callable_builder.h"
@@ -52,7 +53,7 @@ class HostBuildBindTest : public ::testing::Test {
 
   testing::DeviceRig rig_;
   DeviceContext context_{rig_.faults};
-  KernelRegistry kernels_;
+  KernelRegistry kernels_{sim::builtin_launchers()};
   HostBuildBind strategy_;
   CountingSlot slot0_{context_, 0};
   CountingSlot slot1_{context_, 1};

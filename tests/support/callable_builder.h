@@ -37,11 +37,17 @@ inline rrt_operand_t scalar(std::uint32_t index) {
 inline rrt_operand_t imm(std::uint32_t value) {
   return {RRT_OPERAND_IMMEDIATE, value};
 }
+inline rrt_operand_t view(std::uint32_t index) {
+  return {RRT_OPERAND_VIEW, index};
+}
+inline rrt_operand_t device_value(std::uint32_t index) {
+  return {RRT_OPERAND_DEVICE_VALUE, index};
+}
 inline rrt_operand_t imm_f32(float value) {
   return {RRT_OPERAND_IMMEDIATE, static_cast<std::uint32_t>(rrt_scalar_from_f32(value))};
 }
 
-// Built-in kernel ids in a fresh context (builtin_kernels() order).
+// Built-in kernel ids in a fresh context (builtin_kernel_specs() order).
 enum BuiltinId : std::int32_t {
   kFill = 0,
   kCopy,
@@ -52,7 +58,12 @@ enum BuiltinId : std::int32_t {
   kSoftmax,
   kRmsnorm,
   kSilu,
-  kGelu
+  kGelu,
+  kLinear,
+  kEmbedding,
+  kRope,
+  kKvStore,
+  kAttention
 };
 
 class CallableBuilder {
@@ -71,6 +82,32 @@ class CallableBuilder {
     desc_.num_scalars = count;
     return *this;
   }
+  // A view of PARAM or INTERMEDIATE `base` with shape `shape`, `offset` elements in, plus
+  // `stride` times device value `offset_value` (-1: fixed) up to `max`.
+  CallableBuilder &view(rrt_operand_kind_t base_kind, std::uint32_t base,
+                        std::initializer_list<std::uint64_t> shape, std::uint64_t offset,
+                        std::int32_t offset_value = -1, std::uint64_t stride = 0,
+                        std::uint64_t max = 0) {
+    rrt_view_desc_t desc{};
+    desc.base_kind = base_kind;
+    desc.base_index = base;
+    desc.ndim = static_cast<std::uint32_t>(shape.size());
+    std::uint32_t d = 0;
+    for (const std::uint64_t extent : shape) {
+      desc.shape[d++] = extent;
+    }
+    desc.offset = offset;
+    desc.offset_value = offset_value;
+    desc.offset_stride = stride;
+    desc.offset_value_max = max;
+    views_.push_back(desc);
+    return *this;
+  }
+  CallableBuilder &device_value(rrt_operand_kind_t source_kind, std::uint32_t source,
+                                std::uint64_t element) {
+    device_values_.push_back(rrt_device_value_desc_t{source_kind, source, element});
+    return *this;
+  }
   CallableBuilder &task(std::int32_t kernel, std::initializer_list<rrt_operand_t> operands) {
     operands_.emplace_back(operands);
     const std::vector<rrt_operand_t> &stored = operands_.back();
@@ -87,6 +124,10 @@ class CallableBuilder {
     desc_.intermediates = intermediates_.data();
     desc_.num_tasks = static_cast<std::uint32_t>(tasks_.size());
     desc_.tasks = tasks_.data();
+    desc_.num_views = static_cast<std::uint32_t>(views_.size());
+    desc_.views = views_.empty() ? nullptr : views_.data();
+    desc_.num_device_values = static_cast<std::uint32_t>(device_values_.size());
+    desc_.device_values = device_values_.empty() ? nullptr : device_values_.data();
     return desc_;
   }
 
@@ -96,6 +137,8 @@ class CallableBuilder {
   std::vector<rrt_tensor_desc_t> intermediates_;
   std::deque<std::vector<rrt_operand_t>> operands_;
   std::vector<rrt_task_desc_t> tasks_;
+  std::vector<rrt_view_desc_t> views_;
+  std::vector<rrt_device_value_desc_t> device_values_;
 };
 
 }  // namespace replayrt::testing

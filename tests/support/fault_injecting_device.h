@@ -32,6 +32,9 @@ class FaultInjectingDevice final : public Device {
   std::uint64_t injected_failures() const;
 
   DeviceProperties properties() const override { return inner_.properties(); }
+  std::span<const BuiltinLauncher> builtin_launchers() const override {
+    return inner_.builtin_launchers();
+  }
   void *allocate(std::size_t bytes) override;
   Status free(void *ptr) override { return inner_.free(ptr); }
   Status copy_host_to_device(void *dst, const void *src, std::size_t bytes) override {

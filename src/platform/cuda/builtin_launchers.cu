@@ -1,64 +1,192 @@
-// The built-in kernels (platform/launch/builtin_kernels.h) as CUDA kernels, and their native
-// launchers. A launcher validates the operands on the host with the built-in's check (the
-// kernels themselves never fail), then launches one kernel on the given stream with one
-// parameter struct passed by value.
+// The built-in kernels (platform/launch/builtin_kernels.h) as CUDA kernels, their launcher, and
+// the profiling kernel. Every kernel takes one BuiltinParams (platform/cuda/builtin_params.h)
+// by value: the operands the host resolved, plus the device operands it reads itself first.
+// The launcher runs on operands that passed the built-in's host check, so the kernels never
+// fail; a device operand out of its range makes a kernel write NaN over its output, or nothing
+// when the output's own offset is out of range (kv_store writes nothing either way).
 //
 // Numerics: fill, copy, add, mul, scale and matmul use round-to-nearest intrinsics
 // (__fadd_rn, __fmul_rn), which the compiler never contracts into FMAs, and matmul sums its k
-// products in increasing order from zero, as the CPU kernels do: their results match the CPU
-// kernels bit for bit. softmax, silu and gelu use expf (within 2 ulp of the CPU's exp) and
-// softmax's and rmsnorm's reductions run in a different order, so those match within a
-// relative error, not bitwise.
+// products in increasing order from zero (16 x 16 shared-memory tiles, k in order), as the CPU
+// kernels do: their results match the CPU kernels bit for bit. softmax, silu and gelu use expf
+// (within 2 ulp of the CPU's exp) and softmax's and rmsnorm's reductions run in a different
+// order, so those match within a relative error, not bitwise.
 //
-// The decoder built-ins (linear, embedding, rope, kv_store, attention) read their
-// device-resident values (ids, pos) on the device, where no check can fail the task: an id or
-// position out of range writes NaN to the output elements it concerns (kv_store writes nothing),
-// and no kernel reads or writes outside its tensors. linear and attention reduce in another
-// order than the CPU kernels (one warp per output, one block per query head), embedding and
-// kv_store copy exactly, and rope computes its angles and rotations in double as the CPU does.
+// The decoder built-ins read their device-resident values (ids, pos) on the device: an id or
+// position out of range writes NaN to the output elements it concerns (kv_store writes
+// nothing). linear gives each warp one output column over a tile of up to kLinearRows rows of
+// x, so a weight row is read once per tile instead of once per row; attention splits each
+// (query row, head) over a cluster of kAttentionSplit blocks, each taking a slice of the KV
+// positions with an online softmax, then combines the slices through distributed shared
+// memory (sm_90 clusters). linear and attention reduce in another order than the CPU kernels;
+// embedding and kv_store copy exactly, and rope computes its angles and rotations in double as
+// the CPU does.
+#include <cooperative_groups.h>
 #include <cstdint>
 #include <cuda_runtime.h>
-#include <string_view>
 #include <type_traits>
 
-#include "platform/cuda/cuda_device.h"
+#include "platform/cuda/builtin_launchers.h"
 #include "platform/launch/builtin_kernels.h"
 #include "platform/launch/float_formats.h"
+#include "platform/launch/profile_records.h"
 
 namespace replayrt::cuda {
 
 namespace {
 
+namespace cg = cooperative_groups;
+
 constexpr unsigned kThreads = 256;
 constexpr unsigned kMaxBlocks = 4096;
+constexpr unsigned kWarp = 32;
+constexpr unsigned kMatmulTile = 16;
+constexpr unsigned kLinearRows = 8;
+constexpr unsigned kAttentionSplit = 8;
+constexpr unsigned kAttentionTile = 32;
+
+// Indices into builtin_kernel_specs().
+enum Builtin : std::uint32_t {
+  kFill,
+  kCopy,
+  kAdd,
+  kMul,
+  kScale,
+  kMatmul,
+  kSoftmax,
+  kRmsnorm,
+  kSilu,
+  kGelu,
+  kLinear,
+  kEmbedding,
+  kRope,
+  kKvStore,
+  kAttention,
+  kBuiltinCount
+};
+
+// ---- device operands -----------------------------------------------------------------------
+
+// A task's operands after its device operands were applied.
+struct Operands {
+  void *tensors[kMaxBuiltinTensors];
+  std::uint64_t bytes[kMaxBuiltinTensors];
+  std::uint64_t scalars[kMaxBuiltinScalars];
+};
+
+__device__ float quiet_nan() {
+  return __int_as_float(0x7FC00000);
+}
+
+__device__ std::int64_t read_integer(const BuiltinDeviceOperand &operand) {
+  return operand.dtype == RRT_DTYPE_I64 ? *static_cast<const std::int64_t *>(operand.value)
+                                        : *static_cast<const std::int32_t *>(operand.value);
+}
+
+__device__ bool overlaps(const void *a, std::uint64_t a_bytes, const void *b,
+                         std::uint64_t b_bytes) {
+  const auto x = reinterpret_cast<std::uintptr_t>(a);
+  const auto y = reinterpret_cast<std::uintptr_t>(b);
+  return x < y + b_bytes && y < x + a_bytes;
+}
+
+// Applies the device operands of `p` (every thread does, reading the same values).
+__device__ DeviceOperandResult resolve(const BuiltinParams &p, Operands *o, bool strict) {
+  for (unsigned i = 0; i < kMaxBuiltinTensors; ++i) {
+    o->tensors[i] = p.tensors[i];
+    o->bytes[i] = p.tensor_bytes[i];
+  }
+  for (unsigned i = 0; i < kMaxBuiltinScalars; ++i) {
+    o->scalars[i] = p.scalars[i];
+  }
+  DeviceOperandResult result = DeviceOperandResult::kOk;
+  bool moved = false;
+  const unsigned out = p.num_tensors - 1;
+  for (unsigned i = 0; i < p.num_device_operands && i < kMaxBuiltinDeviceOperands; ++i) {
+    const BuiltinDeviceOperand &operand = p.device_operands[i];
+    if (operand.kind == BuiltinDeviceOperand::kScalar) {
+      o->scalars[operand.index] =
+          operand.dtype == RRT_DTYPE_F32 ? *static_cast<const std::uint32_t *>(operand.value)
+                                         : static_cast<std::uint64_t>(read_integer(operand));
+      continue;
+    }
+    const std::int64_t value = read_integer(operand);
+    if (value < 0 || static_cast<std::uint64_t>(value) > operand.value_max) {
+      if (operand.index == out) {
+        return DeviceOperandResult::kBadOutput;
+      }
+      result = DeviceOperandResult::kBadInput;
+      continue;
+    }
+    o->tensors[operand.index] = static_cast<char *>(o->tensors[operand.index]) +
+                                static_cast<std::uint64_t>(value) * operand.stride_bytes;
+    moved = true;
+  }
+  if (result == DeviceOperandResult::kOk && moved) {
+    for (unsigned i = 0; i < out; ++i) {
+      const bool identical = o->tensors[i] == o->tensors[out] && o->bytes[i] == o->bytes[out];
+      if (overlaps(o->tensors[i], o->bytes[i], o->tensors[out], o->bytes[out]) &&
+          (strict || !identical)) {
+        result = DeviceOperandResult::kBadInput;
+      }
+    }
+  }
+  return result;
+}
+
+__device__ std::uint64_t thread_rank() {
+  return (static_cast<std::uint64_t>(blockIdx.x) * blockDim.y + threadIdx.y) * blockDim.x +
+         threadIdx.x;
+}
+
+__device__ std::uint64_t thread_count() {
+  return static_cast<std::uint64_t>(gridDim.x) * blockDim.x * blockDim.y;
+}
+
+// Resolves the task's operands; false when the kernel must not compute (it wrote NaN over its
+// output first when `nan_on_failure` and the output is addressable).
+__device__ bool begin(const BuiltinParams &p, Operands *o, bool strict = false,
+                      bool nan_on_failure = true) {
+  const DeviceOperandResult result = resolve(p, o, strict);
+  if (result == DeviceOperandResult::kOk) {
+    return true;
+  }
+  if (result == DeviceOperandResult::kBadInput && nan_on_failure) {
+    const unsigned out = p.num_tensors - 1;
+    auto *values = static_cast<float *>(o->tensors[out]);
+    const std::uint64_t count = o->bytes[out] / sizeof(float);
+    for (std::uint64_t i = thread_rank(); i < count; i += thread_count()) {
+      values[i] = quiet_nan();
+    }
+  }
+  return false;
+}
+
+// Writes NaN over the output (a scalar out of its domain, read on the device).
+__device__ void poison_output(const Operands &o, unsigned out) {
+  auto *values = static_cast<float *>(o.tensors[out]);
+  const std::uint64_t count = o.bytes[out] / sizeof(float);
+  for (std::uint64_t i = thread_rank(); i < count; i += thread_count()) {
+    values[i] = quiet_nan();
+  }
+}
+
+__device__ float scalar_f32(const Operands &o, unsigned index) {
+  return __uint_as_float(static_cast<unsigned>(o.scalars[index]));
+}
+
+template <typename T = float>
+__device__ T *tensor(const Operands &o, unsigned index) {
+  return static_cast<T *>(o.tensors[index]);
+}
+
+__device__ std::uint64_t floats(const Operands &o, unsigned index) {
+  return o.bytes[index] / sizeof(float);
+}
+
+// ---- elementwise, matmul, softmax, rmsnorm -------------------------------------------------
 
 enum class Op : int { kFill, kCopy, kAdd, kMul, kScale, kSilu, kGelu };
-
-struct ElementwiseParams {
-  const float *a;
-  const float *b;
-  float *out;
-  std::uint64_t count;
-  float scalar;
-};
-
-struct MatmulParams {
-  const float *a;
-  const float *b;
-  float *out;
-  std::uint64_t m;
-  std::uint64_t k;
-  std::uint64_t n;
-};
-
-struct RowParams {
-  const float *in;
-  const float *weight;  // rmsnorm only
-  float *out;
-  std::uint64_t rows;
-  std::uint64_t cols;
-  float eps;
-};
 
 __device__ float sigmoid(float x) {
   if (x >= 0.0F) {
@@ -69,56 +197,94 @@ __device__ float sigmoid(float x) {
 }
 
 template <Op kOp>
-__global__ void elementwise_kernel(ElementwiseParams p) {
-  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
-  for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < p.count; i += stride) {
+__global__ void elementwise_kernel(BuiltinParams params) {
+  Operands o;
+  if (!begin(params, &o)) {
+    return;
+  }
+  const unsigned out_index = params.num_tensors - 1;
+  float *out = tensor(o, out_index);
+  const float *a = tensor(o, 0);
+  const float *b = params.num_tensors == 3 ? tensor(o, 1) : nullptr;
+  const std::uint64_t count = floats(o, out_index);
+  const float scalar = params.num_scalars == 1 ? scalar_f32(o, 0) : 0.0F;
+  for (std::uint64_t i = thread_rank(); i < count; i += thread_count()) {
     if constexpr (kOp == Op::kFill) {
-      p.out[i] = p.scalar;
+      out[i] = scalar;
     } else if constexpr (kOp == Op::kCopy) {
-      p.out[i] = p.a[i];
+      out[i] = a[i];
     } else if constexpr (kOp == Op::kAdd) {
-      p.out[i] = __fadd_rn(p.a[i], p.b[i]);
+      out[i] = __fadd_rn(a[i], b[i]);
     } else if constexpr (kOp == Op::kMul) {
-      p.out[i] = __fmul_rn(p.a[i], p.b[i]);
+      out[i] = __fmul_rn(a[i], b[i]);
     } else if constexpr (kOp == Op::kScale) {
-      p.out[i] = __fmul_rn(p.a[i], p.scalar);
+      out[i] = __fmul_rn(a[i], scalar);
     } else if constexpr (kOp == Op::kSilu) {
-      const float x = p.a[i];
-      p.out[i] = x * sigmoid(x);
+      const float x = a[i];
+      out[i] = x * sigmoid(x);
     } else {
       constexpr float kTwiceSqrtTwoOverPi = 1.5957691216057308F;
       constexpr float kCubicCoefficient = 0.044715F;
-      const float x = p.a[i];
-      p.out[i] = x * sigmoid(kTwiceSqrtTwoOverPi * (x + kCubicCoefficient * x * x * x));
+      const float x = a[i];
+      out[i] = x * sigmoid(kTwiceSqrtTwoOverPi * (x + kCubicCoefficient * x * x * x));
     }
   }
 }
 
-__global__ void matmul_kernel(MatmulParams p) {
-  const std::uint64_t total = p.m * p.n;
-  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
-  for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < total; i += stride) {
-    const std::uint64_t row = i / p.n;
-    const std::uint64_t col = i % p.n;
+// 16 x 16 output tiles, one output per thread (blocks of 16 x 16 threads), k in tiles of 16 in
+// increasing order; every output sums its products from zero in increasing k.
+__global__ void matmul_kernel(BuiltinParams params) {
+  __shared__ float a_tile[kMatmulTile][kMatmulTile];
+  __shared__ float b_tile[kMatmulTile][kMatmulTile];
+  Operands o;
+  if (!begin(params, &o, true)) {
+    return;
+  }
+  const float *a = tensor(o, 0);
+  const float *b = tensor(o, 1);
+  float *out = tensor(o, 2);
+  const std::uint64_t m = o.scalars[0];
+  const std::uint64_t k = o.scalars[1];
+  const std::uint64_t n = o.scalars[2];
+  const std::uint64_t tiles_n = (n + kMatmulTile - 1) / kMatmulTile;
+  const std::uint64_t tiles = (m + kMatmulTile - 1) / kMatmulTile * tiles_n;
+  const unsigned tx = threadIdx.x;
+  const unsigned ty = threadIdx.y;
+  for (std::uint64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const std::uint64_t row = tile / tiles_n * kMatmulTile + ty;
+    const std::uint64_t col = tile % tiles_n * kMatmulTile + tx;
     float sum = 0.0F;
-    for (std::uint64_t step = 0; step < p.k; ++step) {
-      sum = __fadd_rn(sum, __fmul_rn(p.a[row * p.k + step], p.b[step * p.n + col]));
+    for (std::uint64_t k0 = 0; k0 < k; k0 += kMatmulTile) {
+      a_tile[ty][tx] = row < m && k0 + tx < k ? a[row * k + k0 + tx] : 0.0F;
+      b_tile[ty][tx] = k0 + ty < k && col < n ? b[(k0 + ty) * n + col] : 0.0F;
+      __syncthreads();
+      const std::uint64_t steps = k - k0 < kMatmulTile ? k - k0 : kMatmulTile;
+      for (std::uint64_t step = 0; step < steps; ++step) {
+        sum = __fadd_rn(sum, __fmul_rn(a_tile[ty][step], b_tile[step][tx]));
+      }
+      __syncthreads();
     }
-    p.out[i] = sum;
+    if (row < m && col < n) {
+      out[row * n + col] = sum;
+    }
   }
 }
 
 // One block per row: the row maximum, then exp(x - max) and its sum in double, then the scale.
-__global__ void softmax_kernel(RowParams p) {
+__global__ void softmax_kernel(BuiltinParams params) {
   __shared__ float max_part[kThreads];
   __shared__ double sum_part[kThreads];
-  for (std::uint64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
-    const float *in = p.in + row * p.cols;
-    float *out = p.out + row * p.cols;
+  Operands o;
+  if (!begin(params, &o)) {
+    return;
+  }
+  const std::uint64_t cols = o.scalars[0];
+  const std::uint64_t rows = floats(o, 0) / cols;
+  for (std::uint64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const float *in = tensor(o, 0) + row * cols;
+    float *out = tensor(o, 1) + row * cols;
     float row_max = in[0];
-    for (std::uint64_t col = threadIdx.x; col < p.cols; col += blockDim.x) {
+    for (std::uint64_t col = threadIdx.x; col < cols; col += blockDim.x) {
       row_max = fmaxf(row_max, in[col]);
     }
     max_part[threadIdx.x] = row_max;
@@ -131,7 +297,7 @@ __global__ void softmax_kernel(RowParams p) {
     }
     row_max = max_part[0];
     double sum = 0.0;
-    for (std::uint64_t col = threadIdx.x; col < p.cols; col += blockDim.x) {
+    for (std::uint64_t col = threadIdx.x; col < cols; col += blockDim.x) {
       const float e = expf(in[col] - row_max);
       out[col] = e;
       sum += e;
@@ -145,7 +311,7 @@ __global__ void softmax_kernel(RowParams p) {
       __syncthreads();
     }
     const auto inverse_sum = static_cast<float>(1.0 / sum_part[0]);
-    for (std::uint64_t col = threadIdx.x; col < p.cols; col += blockDim.x) {
+    for (std::uint64_t col = threadIdx.x; col < cols; col += blockDim.x) {
       out[col] *= inverse_sum;
     }
     __syncthreads();
@@ -153,13 +319,25 @@ __global__ void softmax_kernel(RowParams p) {
 }
 
 // One block per row: the mean of squares in double, then in * inverse_rms * weight in double.
-__global__ void rmsnorm_kernel(RowParams p) {
+__global__ void rmsnorm_kernel(BuiltinParams params) {
   __shared__ double sum_part[kThreads];
-  for (std::uint64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
-    const float *in = p.in + row * p.cols;
-    float *out = p.out + row * p.cols;
+  Operands o;
+  if (!begin(params, &o)) {
+    return;
+  }
+  const float eps = scalar_f32(o, 1);
+  if (!(eps >= 0.0F) || isinf(eps)) {
+    poison_output(o, 2);
+    return;
+  }
+  const std::uint64_t cols = o.scalars[0];
+  const std::uint64_t rows = floats(o, 0) / cols;
+  const float *weight = tensor(o, 1);
+  for (std::uint64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const float *in = tensor(o, 0) + row * cols;
+    float *out = tensor(o, 2) + row * cols;
     double sum = 0.0;
-    for (std::uint64_t col = threadIdx.x; col < p.cols; col += blockDim.x) {
+    for (std::uint64_t col = threadIdx.x; col < cols; col += blockDim.x) {
       const double x = in[col];
       sum += x * x;
     }
@@ -171,159 +349,16 @@ __global__ void rmsnorm_kernel(RowParams p) {
       }
       __syncthreads();
     }
-    const double mean_square = sum_part[0] / static_cast<double>(p.cols);
-    const double inverse_rms = 1.0 / sqrt(mean_square + static_cast<double>(p.eps));
-    for (std::uint64_t col = threadIdx.x; col < p.cols; col += blockDim.x) {
-      out[col] = static_cast<float>(in[col] * inverse_rms * p.weight[col]);
+    const double mean_square = sum_part[0] / static_cast<double>(cols);
+    const double inverse_rms = 1.0 / sqrt(mean_square + static_cast<double>(eps));
+    for (std::uint64_t col = threadIdx.x; col < cols; col += blockDim.x) {
+      out[col] = static_cast<float>(in[col] * inverse_rms * weight[col]);
     }
     __syncthreads();
   }
 }
 
-unsigned blocks_for(std::uint64_t items) {
-  const std::uint64_t blocks = (items + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < kMaxBlocks ? (blocks == 0 ? 1 : blocks) : kMaxBlocks);
-}
-
-unsigned row_blocks(std::uint64_t rows) {
-  return static_cast<unsigned>(rows < kMaxBlocks ? rows : kMaxBlocks);
-}
-
-// A launch error, as a launcher result distinct from the built-ins' check codes (1 to 7).
-int launch_result() {
-  const cudaError_t error = cudaGetLastError();
-  return error == cudaSuccess ? 0 : 1000 + static_cast<int>(error);
-}
-
-const float *tensor(const rrt_kernel_args_t *args, unsigned index) {
-  return static_cast<const float *>(args->tensors[index]);
-}
-
-float *output(const rrt_kernel_args_t *args, unsigned index) {
-  return static_cast<float *>(args->tensors[index]);
-}
-
-template <Op kOp>
-int launch_elementwise(const rrt_kernel_args_t *args, void *stream, void * /*user*/) {
-  constexpr const char *kNames[] = {"fill", "copy", "add", "mul", "scale", "silu", "gelu"};
-  if (const int code = builtin_operand_check(kNames[static_cast<int>(kOp)])(args); code != 0) {
-    return code;
-  }
-  ElementwiseParams params{};
-  const unsigned out_index = args->num_tensors - 1;
-  params.out = output(args, out_index);
-  params.count = args->tensor_bytes[out_index] / sizeof(float);
-  if (args->num_tensors >= 2) {
-    params.a = tensor(args, 0);
-  }
-  if (args->num_tensors == 3) {
-    params.b = tensor(args, 1);
-  }
-  if (args->num_scalars == 1) {
-    params.scalar = rrt_scalar_to_f32(args->scalars[0]);
-  }
-  elementwise_kernel<kOp>
-      <<<blocks_for(params.count), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(params);
-  return launch_result();
-}
-
-int launch_matmul(const rrt_kernel_args_t *args, void *stream, void * /*user*/) {
-  if (const int code = builtin_operand_check("matmul")(args); code != 0) {
-    return code;
-  }
-  const MatmulParams params{tensor(args, 0),  tensor(args, 1),  output(args, 2),
-                            args->scalars[0], args->scalars[1], args->scalars[2]};
-  matmul_kernel<<<blocks_for(params.m * params.n), kThreads, 0,
-                  static_cast<cudaStream_t>(stream)>>>(params);
-  return launch_result();
-}
-
-int launch_softmax(const rrt_kernel_args_t *args, void *stream, void * /*user*/) {
-  if (const int code = builtin_operand_check("softmax")(args); code != 0) {
-    return code;
-  }
-  RowParams params{};
-  params.in = tensor(args, 0);
-  params.out = output(args, 1);
-  params.cols = args->scalars[0];
-  params.rows = args->tensor_bytes[0] / sizeof(float) / params.cols;
-  softmax_kernel<<<row_blocks(params.rows), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      params);
-  return launch_result();
-}
-
-int launch_rmsnorm(const rrt_kernel_args_t *args, void *stream, void * /*user*/) {
-  if (const int code = builtin_operand_check("rmsnorm")(args); code != 0) {
-    return code;
-  }
-  RowParams params{};
-  params.in = tensor(args, 0);
-  params.weight = tensor(args, 1);
-  params.out = output(args, 2);
-  params.cols = args->scalars[0];
-  params.rows = args->tensor_bytes[0] / sizeof(float) / params.cols;
-  params.eps = rrt_scalar_to_f32(args->scalars[1]);
-  rmsnorm_kernel<<<row_blocks(params.rows), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      params);
-  return launch_result();
-}
-
 // ---- decoder built-ins ----------------------------------------------------------------------
-
-constexpr unsigned kWarp = 32;
-
-struct LinearParams {
-  const float *x;
-  const void *w;
-  float *y;
-  std::uint64_t m;
-  std::uint64_t k;
-  std::uint64_t n;
-};
-
-struct EmbeddingParams {
-  const void *table;
-  const std::int32_t *ids;
-  float *out;
-  std::uint64_t v;
-  std::uint64_t d;
-  std::uint64_t t;
-};
-
-struct RopeParams {
-  const std::int32_t *pos;
-  float *x;
-  std::uint64_t t;
-  std::uint64_t h;
-  std::uint64_t hd;
-  double theta;
-};
-
-struct KvStoreParams {
-  const float *src;
-  const std::int32_t *pos;
-  float *cache;
-  std::uint64_t t;
-  std::uint64_t w;
-  std::uint64_t s;
-};
-
-struct AttentionParams {
-  const float *q;
-  const float *k_cache;
-  const float *v_cache;
-  const std::int32_t *pos;
-  float *out;
-  std::uint64_t t;
-  std::uint64_t h;
-  std::uint64_t kvh;
-  std::uint64_t hd;
-  std::uint64_t s;
-};
-
-__device__ float quiet_nan() {
-  return __int_as_float(0x7FC00000);
-}
 
 template <int kWdtype>
 __device__ float weight_at(const void *weights, std::uint64_t index) {
@@ -336,55 +371,98 @@ __device__ float weight_at(const void *weights, std::uint64_t index) {
   }
 }
 
-// One warp per output element y[row, col]; lanes stride over k, then a shuffle reduction.
+// y[m, n] = x[m, k] W[n, k]^T. One warp per (output column, tile of up to kLinearRows rows):
+// lanes stride over k, each weight element read once for the whole tile, then one shuffle
+// reduction per row.
 template <int kWdtype>
-__global__ void linear_kernel(LinearParams p) {
+__global__ void linear_kernel(BuiltinParams params) {
+  Operands o;
+  if (!begin(params, &o)) {
+    return;
+  }
+  const float *x = tensor(o, 0);
+  const void *w = o.tensors[1];
+  float *y = tensor(o, 2);
+  const std::uint64_t m = o.scalars[0];
+  const std::uint64_t k = o.scalars[1];
+  const std::uint64_t n = o.scalars[2];
   const unsigned lane = threadIdx.x % kWarp;
   const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * blockDim.x / kWarp;
-  const std::uint64_t total = p.m * p.n;
+  const std::uint64_t row_tiles = (m + kLinearRows - 1) / kLinearRows;
+  const std::uint64_t items = n * row_tiles;
   for (std::uint64_t item =
            (static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
-       item < total; item += warps) {
-    const std::uint64_t row = item / p.n;
-    const std::uint64_t col = item % p.n;
-    const float *x = p.x + row * p.k;
-    const std::uint64_t w_row = col * p.k;
-    float sum = 0.0F;
-    for (std::uint64_t step = lane; step < p.k; step += kWarp) {
-      sum += x[step] * weight_at<kWdtype>(p.w, w_row + step);
+       item < items; item += warps) {
+    const std::uint64_t col = item % n;
+    const std::uint64_t row0 = item / n * kLinearRows;
+    const unsigned rows =
+        static_cast<unsigned>(m - row0 < kLinearRows ? m - row0 : std::uint64_t{kLinearRows});
+    const std::uint64_t w_row = col * k;
+    float sum[kLinearRows] = {};
+    for (std::uint64_t step = lane; step < k; step += kWarp) {
+      const float weight = weight_at<kWdtype>(w, w_row + step);
+#pragma unroll
+      for (unsigned r = 0; r < kLinearRows; ++r) {
+        if (r < rows) {
+          sum[r] += x[(row0 + r) * k + step] * weight;
+        }
+      }
     }
-    for (unsigned offset = kWarp / 2; offset > 0; offset /= 2) {
-      sum += __shfl_down_sync(0xFFFFFFFFU, sum, offset);
-    }
-    if (lane == 0) {
-      p.y[item] = sum;
+#pragma unroll
+    for (unsigned r = 0; r < kLinearRows; ++r) {
+      for (unsigned offset = kWarp / 2; offset > 0; offset /= 2) {
+        sum[r] += __shfl_down_sync(0xFFFFFFFFU, sum[r], offset);
+      }
+      if (lane == 0 && r < rows) {
+        y[(row0 + r) * n + col] = sum[r];
+      }
     }
   }
 }
 
 template <int kWdtype>
-__global__ void embedding_kernel(EmbeddingParams p) {
-  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
-  for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < p.t * p.d; i += stride) {
-    const std::int32_t id = p.ids[i / p.d];
-    p.out[i] = id >= 0 && static_cast<std::uint64_t>(id) < p.v
-                   ? weight_at<kWdtype>(p.table, static_cast<std::uint64_t>(id) * p.d + i % p.d)
-                   : quiet_nan();
+__global__ void embedding_kernel(BuiltinParams params) {
+  Operands o;
+  if (!begin(params, &o)) {
+    return;
+  }
+  const void *table = o.tensors[0];
+  const auto *ids = tensor<const std::int32_t>(o, 1);
+  float *out = tensor(o, 2);
+  const std::uint64_t v = o.scalars[0];
+  const std::uint64_t d = o.scalars[1];
+  const std::uint64_t t = o.scalars[2];
+  for (std::uint64_t i = thread_rank(); i < t * d; i += thread_count()) {
+    const std::int32_t id = ids[i / d];
+    out[i] = id >= 0 && static_cast<std::uint64_t>(id) < v
+                 ? weight_at<kWdtype>(table, static_cast<std::uint64_t>(id) * d + i % d)
+                 : quiet_nan();
   }
 }
 
 // One thread per rotated pair.
-__global__ void rope_kernel(RopeParams p) {
-  const std::uint64_t half = p.hd / 2;
-  const std::uint64_t pairs = p.t * p.h * half;
-  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
-  const std::int32_t pos = *p.pos;
-  for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < pairs; i += stride) {
-    const std::uint64_t row = i / (p.h * half);
+__global__ void rope_kernel(BuiltinParams params) {
+  Operands o;
+  if (!begin(params, &o)) {
+    return;
+  }
+  const float theta_f32 = scalar_f32(o, 3);
+  if (!(theta_f32 > 0.0F) || isinf(theta_f32)) {
+    poison_output(o, 1);
+    return;
+  }
+  const std::int32_t pos = *tensor<const std::int32_t>(o, 0);
+  float *x = tensor(o, 1);
+  const std::uint64_t t = o.scalars[0];
+  const std::uint64_t h = o.scalars[1];
+  const std::uint64_t hd = o.scalars[2];
+  const double theta = theta_f32;
+  const std::uint64_t half = hd / 2;
+  const std::uint64_t pairs = t * h * half;
+  for (std::uint64_t i = thread_rank(); i < pairs; i += thread_count()) {
+    const std::uint64_t row = i / (h * half);
     const std::uint64_t pair_index = i % half;
-    float *pair = p.x + i / half * p.hd + 2 * pair_index;
+    float *pair = x + i / half * hd + 2 * pair_index;
     if (pos < 0) {
       pair[0] = quiet_nan();
       pair[1] = quiet_nan();
@@ -392,7 +470,7 @@ __global__ void rope_kernel(RopeParams p) {
     }
     const double position = static_cast<double>(pos) + static_cast<double>(row);
     const double angle =
-        position * pow(p.theta, -static_cast<double>(2 * pair_index) / static_cast<double>(p.hd));
+        position * pow(theta, -static_cast<double>(2 * pair_index) / static_cast<double>(hd));
     double s = 0.0;
     double c = 0.0;
     sincos(angle, &s, &c);
@@ -403,273 +481,400 @@ __global__ void rope_kernel(RopeParams p) {
   }
 }
 
-__global__ void kv_store_kernel(KvStoreParams p) {
-  const std::int32_t pos = *p.pos;
-  if (pos < 0 || static_cast<std::uint64_t>(pos) + p.t > p.s) {
+__global__ void kv_store_kernel(BuiltinParams params) {
+  Operands o;
+  if (!begin(params, &o, false, false)) {
     return;
   }
-  float *rows = p.cache + static_cast<std::uint64_t>(pos) * p.w;
-  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
-  for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < p.t * p.w; i += stride) {
-    rows[i] = p.src[i];
+  const float *src = tensor(o, 0);
+  const std::int32_t pos = *tensor<const std::int32_t>(o, 1);
+  const std::uint64_t t = o.scalars[0];
+  const std::uint64_t w = o.scalars[1];
+  const std::uint64_t s = o.scalars[2];
+  if (pos < 0 || static_cast<std::uint64_t>(pos) + t > s) {
+    return;
+  }
+  float *rows = tensor(o, 2) + static_cast<std::uint64_t>(pos) * w;
+  for (std::uint64_t i = thread_rank(); i < t * w; i += thread_count()) {
+    rows[i] = src[i];
   }
 }
 
-__device__ float head_dot(const float *a, const float *b, std::uint64_t count) {
-  float sum = 0.0F;
-  for (std::uint64_t i = 0; i < count; ++i) {
-    sum += a[i] * b[i];
+// One cluster of kAttentionSplit blocks per (query row, head). Block `rank` of the cluster
+// takes the rank-th slice of the KV positions up to the row's own, kAttentionTile positions at
+// a time: one warp per position computes the score (lanes over hd), then an online softmax
+// rescales the slice's running sum and output. The slices combine through distributed shared
+// memory: each block finishes a share of the head's hd outputs from every slice's maximum, sum
+// and partial output.
+//
+// Dynamic shared memory: query[hd], partial[hd], scores[kAttentionTile], stats[3] (maximum,
+// sum, rescale).
+__global__ void __cluster_dims__(kAttentionSplit, 1, 1) attention_kernel(BuiltinParams params) {
+  extern __shared__ float shared[];
+  Operands o;
+  if (!begin(params, &o)) {
+    return;
   }
-  return sum;
-}
+  const float *q = tensor(o, 0);
+  const float *k_cache = tensor(o, 1);
+  const float *v_cache = tensor(o, 2);
+  const std::int32_t pos = *tensor<const std::int32_t>(o, 3);
+  float *out = tensor(o, 4);
+  const std::uint64_t t = o.scalars[0];
+  const std::uint64_t h = o.scalars[1];
+  const std::uint64_t kvh = o.scalars[2];
+  const std::uint64_t hd = o.scalars[3];
+  const std::uint64_t s = o.scalars[4];
 
-// One block per (query row, head): the maximum score, then the weights of kThreads cache rows
-// at a time in shared memory, each thread accumulating the output elements it owns.
-__global__ void attention_kernel(AttentionParams p) {
-  __shared__ float weights[kThreads];
-  __shared__ float reduce[kThreads];
-  const std::int32_t pos = *p.pos;
-  const bool in_range = pos >= 0 && static_cast<std::uint64_t>(pos) + p.t <= p.s;
-  const std::uint64_t group = p.h / p.kvh;
-  const std::uint64_t kv_stride = p.kvh * p.hd;
-  const float scale = 1.0F / sqrtf(static_cast<float>(p.hd));
-  for (std::uint64_t item = blockIdx.x; item < p.t * p.h; item += gridDim.x) {
-    float *result = p.out + item * p.hd;
-    if (!in_range) {
-      for (std::uint64_t d = threadIdx.x; d < p.hd; d += blockDim.x) {
-        result[d] = quiet_nan();
-      }
-      continue;
+  cg::cluster_group cluster = cg::this_cluster();
+  const unsigned rank = cluster.block_rank();
+  const std::uint64_t item = blockIdx.x / kAttentionSplit;
+  float *result = out + item * hd;
+  if (pos < 0 || static_cast<std::uint64_t>(pos) + t > s) {
+    for (std::uint64_t d = rank * blockDim.x + threadIdx.x; d < hd;
+         d += kAttentionSplit * blockDim.x) {
+      result[d] = quiet_nan();
     }
-    const std::uint64_t last = static_cast<std::uint64_t>(pos) + item / p.h;
-    const float *query = p.q + item * p.hd;
-    const std::uint64_t kv_offset = item % p.h / group * p.hd;
-    float max_score = -INFINITY;
-    for (std::uint64_t j = threadIdx.x; j <= last; j += blockDim.x) {
-      max_score =
-          fmaxf(max_score, head_dot(query, p.k_cache + j * kv_stride + kv_offset, p.hd) * scale);
-    }
-    reduce[threadIdx.x] = max_score;
-    __syncthreads();
-    for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
-      if (threadIdx.x < half) {
-        reduce[threadIdx.x] = fmaxf(reduce[threadIdx.x], reduce[threadIdx.x + half]);
-      }
-      __syncthreads();
-    }
-    max_score = reduce[0];
-    __syncthreads();
-    for (std::uint64_t d = threadIdx.x; d < p.hd; d += blockDim.x) {
-      result[d] = 0.0F;
-    }
-    float sum = 0.0F;
-    for (std::uint64_t base = 0; base <= last; base += blockDim.x) {
-      const std::uint64_t j = base + threadIdx.x;
-      float weight = 0.0F;
-      if (j <= last) {
-        weight =
-            expf(head_dot(query, p.k_cache + j * kv_stride + kv_offset, p.hd) * scale - max_score);
-      }
-      weights[threadIdx.x] = weight;
-      sum += weight;
-      __syncthreads();
-      const std::uint64_t count = last + 1 - base < blockDim.x ? last + 1 - base : blockDim.x;
-      for (std::uint64_t d = threadIdx.x; d < p.hd; d += blockDim.x) {
-        float acc = result[d];
-        const float *value = p.v_cache + base * kv_stride + kv_offset + d;
-        for (std::uint64_t c = 0; c < count; ++c) {
-          acc += weights[c] * value[c * kv_stride];
+    return;
+  }
+  float *query = shared;
+  float *partial = shared + hd;
+  float *scores = partial + hd;
+  float *stats = scores + kAttentionTile;
+
+  const std::uint64_t group = h / kvh;
+  const std::uint64_t kv_stride = kvh * hd;
+  const std::uint64_t kv_offset = item % h / group * hd;
+  const std::uint64_t positions = static_cast<std::uint64_t>(pos) + item / h + 1;
+  const std::uint64_t slice = (positions + kAttentionSplit - 1) / kAttentionSplit;
+  const std::uint64_t first = rank * slice;
+  const std::uint64_t end = first + slice < positions ? first + slice : positions;
+  const float scale = 1.0F / sqrtf(static_cast<float>(hd));
+  const unsigned warp = threadIdx.x / kWarp;
+  const unsigned lane = threadIdx.x % kWarp;
+  const unsigned warps = blockDim.x / kWarp;
+
+  for (std::uint64_t d = threadIdx.x; d < hd; d += blockDim.x) {
+    query[d] = q[item * hd + d];
+    partial[d] = 0.0F;
+  }
+  if (threadIdx.x == 0) {
+    stats[0] = -INFINITY;
+    stats[1] = 0.0F;
+  }
+  __syncthreads();
+  for (std::uint64_t tile = first; tile < end; tile += kAttentionTile) {
+    const std::uint64_t count = end - tile < kAttentionTile ? end - tile : kAttentionTile;
+    for (unsigned c = warp; c < kAttentionTile; c += warps) {
+      float dot = 0.0F;
+      if (c < count) {
+        const float *key = k_cache + (tile + c) * kv_stride + kv_offset;
+        for (std::uint64_t d = lane; d < hd; d += kWarp) {
+          dot += query[d] * key[d];
         }
-        result[d] = acc;
       }
-      __syncthreads();
+      for (unsigned offset = kWarp / 2; offset > 0; offset /= 2) {
+        dot += __shfl_down_sync(0xFFFFFFFFU, dot, offset);
+      }
+      if (lane == 0) {
+        scores[c] = c < count ? dot * scale : -INFINITY;
+      }
     }
-    reduce[threadIdx.x] = sum;
     __syncthreads();
-    for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
-      if (threadIdx.x < half) {
-        reduce[threadIdx.x] += reduce[threadIdx.x + half];
+    if (threadIdx.x == 0) {
+      float tile_max = -INFINITY;
+      for (std::uint64_t c = 0; c < count; ++c) {
+        tile_max = fmaxf(tile_max, scores[c]);
       }
-      __syncthreads();
+      const float old_max = stats[0];
+      const float new_max = fmaxf(old_max, tile_max);
+      stats[2] = old_max == -INFINITY ? 0.0F : expf(old_max - new_max);
+      stats[0] = new_max;
     }
-    const float inverse_sum = 1.0F / reduce[0];
-    for (std::uint64_t d = threadIdx.x; d < p.hd; d += blockDim.x) {
-      result[d] *= inverse_sum;
+    __syncthreads();
+    if (threadIdx.x < kAttentionTile) {
+      scores[threadIdx.x] = threadIdx.x < count ? expf(scores[threadIdx.x] - stats[0]) : 0.0F;
+    }
+    __syncthreads();
+    const float rescale = stats[2];
+    if (threadIdx.x == 0) {
+      float sum = 0.0F;
+      for (std::uint64_t c = 0; c < count; ++c) {
+        sum += scores[c];
+      }
+      stats[1] = stats[1] * rescale + sum;
+    }
+    for (std::uint64_t d = threadIdx.x; d < hd; d += blockDim.x) {
+      float acc = partial[d] * rescale;
+      const float *value = v_cache + tile * kv_stride + kv_offset + d;
+      for (std::uint64_t c = 0; c < count; ++c) {
+        acc += scores[c] * value[c * kv_stride];
+      }
+      partial[d] = acc;
     }
     __syncthreads();
   }
+
+  cluster.sync();
+  float maximum = -INFINITY;
+  for (unsigned r = 0; r < kAttentionSplit; ++r) {
+    maximum = fmaxf(maximum, cluster.map_shared_rank(stats, r)[0]);
+  }
+  float total = 0.0F;
+  float weight[kAttentionSplit];
+  for (unsigned r = 0; r < kAttentionSplit; ++r) {
+    const float *remote = cluster.map_shared_rank(stats, r);
+    weight[r] = remote[0] == -INFINITY ? 0.0F : expf(remote[0] - maximum);
+    total += remote[1] * weight[r];
+  }
+  const float inverse_total = 1.0F / total;
+  for (std::uint64_t d = rank * blockDim.x + threadIdx.x; d < hd;
+       d += kAttentionSplit * blockDim.x) {
+    float value = 0.0F;
+    for (unsigned r = 0; r < kAttentionSplit; ++r) {
+      value += cluster.map_shared_rank(partial, r)[d] * weight[r];
+    }
+    result[d] = value * inverse_total;
+  }
+  // Every block's shared memory stays readable until the whole cluster combined.
+  cluster.sync();
 }
 
-cudaStream_t as_stream(void *stream) {
-  return static_cast<cudaStream_t>(stream);
+// ---- profiling ------------------------------------------------------------------------------
+
+__global__ void profile_kernel(ProfileParams p) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) {
+    return;
+  }
+  std::uint64_t now = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  switch (p.op) {
+    case ProfileParams::kTaskStart: {
+      auto *timing = static_cast<TaskTiming *>(p.record);
+      timing->start_ns = now;
+      timing->task = p.value;
+      timing->worker = 0;
+      break;
+    }
+    case ProfileParams::kTaskEnd:
+      static_cast<TaskTiming *>(p.record)->end_ns = now;
+      break;
+    case ProfileParams::kLaunchStart:
+      static_cast<LaunchRecord *>(p.record)->start_ns = now;
+      break;
+    default: {
+      auto *launch = static_cast<LaunchRecord *>(p.record);
+      launch->end_ns = now;
+      launch->tasks = p.value;
+      launch->workers = 1;
+      ++launch->launches;
+      break;
+    }
+  }
 }
 
-// Calls launch(std::integral_constant<int, W>{}) for the weight dtype W that `wdtype` names
-// (the host check admits only F32, F16 and BF16).
-template <class Launch>
-void with_weight_dtype(std::uint64_t wdtype, Launch launch) {
+// ---- launchers ------------------------------------------------------------------------------
+
+unsigned blocks_for(std::uint64_t items) {
+  const std::uint64_t blocks = (items + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(blocks < kMaxBlocks ? (blocks == 0 ? 1 : blocks) : kMaxBlocks);
+}
+
+unsigned row_blocks(std::uint64_t rows) {
+  return static_cast<unsigned>(rows < kMaxBlocks ? (rows == 0 ? 1 : rows) : kMaxBlocks);
+}
+
+template <typename Kernel>
+const void *stub(Kernel kernel) {
+  return reinterpret_cast<const void *>(kernel);
+}
+
+// The kernel of a weight-typed built-in for the weight dtype `wdtype` (the host check admits
+// only F32, F16 and BF16).
+template <template <int> class Table>
+const void *by_weight_dtype(std::uint64_t wdtype) {
   switch (wdtype) {
     case RRT_DTYPE_F16:
-      launch(std::integral_constant<int, RRT_DTYPE_F16>{});
-      break;
+      return Table<RRT_DTYPE_F16>::value;
     case RRT_DTYPE_BF16:
-      launch(std::integral_constant<int, RRT_DTYPE_BF16>{});
-      break;
+      return Table<RRT_DTYPE_BF16>::value;
     default:
-      launch(std::integral_constant<int, RRT_DTYPE_F32>{});
-      break;
+      return Table<RRT_DTYPE_F32>::value;
   }
 }
 
-int launch_linear(const rrt_kernel_args_t *args, void *stream, void * /*user*/) {
-  if (const int code = builtin_operand_check("linear")(args); code != 0) {
-    return code;
-  }
-  const LinearParams params{tensor(args, 0),  args->tensors[1], output(args, 2),
-                            args->scalars[0], args->scalars[1], args->scalars[2]};
-  const unsigned blocks = blocks_for(params.m * params.n * kWarp);
-  with_weight_dtype(args->scalars[3], [&](auto wdtype) {
-    linear_kernel<decltype(wdtype)::value><<<blocks, kThreads, 0, as_stream(stream)>>>(params);
-  });
-  return launch_result();
-}
-
-int launch_embedding(const rrt_kernel_args_t *args, void *stream, void * /*user*/) {
-  if (const int code = builtin_operand_check("embedding")(args); code != 0) {
-    return code;
-  }
-  const EmbeddingParams params{
-      args->tensors[0], static_cast<const std::int32_t *>(args->tensors[1]),
-      output(args, 2),  args->scalars[0],
-      args->scalars[1], args->scalars[2]};
-  const unsigned blocks = blocks_for(params.t * params.d);
-  with_weight_dtype(args->scalars[3], [&](auto wdtype) {
-    embedding_kernel<decltype(wdtype)::value><<<blocks, kThreads, 0, as_stream(stream)>>>(params);
-  });
-  return launch_result();
-}
-
-int launch_rope(const rrt_kernel_args_t *args, void *stream, void * /*user*/) {
-  if (const int code = builtin_operand_check("rope")(args); code != 0) {
-    return code;
-  }
-  const RopeParams params{static_cast<const std::int32_t *>(args->tensors[0]),
-                          output(args, 1),
-                          args->scalars[0],
-                          args->scalars[1],
-                          args->scalars[2],
-                          rrt_scalar_to_f32(args->scalars[3])};
-  rope_kernel<<<blocks_for(params.t * params.h * (params.hd / 2)), kThreads, 0,
-                as_stream(stream)>>>(params);
-  return launch_result();
-}
-
-int launch_kv_store(const rrt_kernel_args_t *args, void *stream, void * /*user*/) {
-  if (const int code = builtin_operand_check("kv_store")(args); code != 0) {
-    return code;
-  }
-  const KvStoreParams params{tensor(args, 0),  static_cast<const std::int32_t *>(args->tensors[1]),
-                             output(args, 2),  args->scalars[0],
-                             args->scalars[1], args->scalars[2]};
-  kv_store_kernel<<<blocks_for(params.t * params.w), kThreads, 0, as_stream(stream)>>>(params);
-  return launch_result();
-}
-
-int launch_attention(const rrt_kernel_args_t *args, void *stream, void * /*user*/) {
-  if (const int code = builtin_operand_check("attention")(args); code != 0) {
-    return code;
-  }
-  const AttentionParams params{
-      tensor(args, 0),  tensor(args, 1),
-      tensor(args, 2),  static_cast<const std::int32_t *>(args->tensors[3]),
-      output(args, 4),  args->scalars[0],
-      args->scalars[1], args->scalars[2],
-      args->scalars[3], args->scalars[4]};
-  attention_kernel<<<row_blocks(params.t * params.h), kThreads, 0, as_stream(stream)>>>(params);
-  return launch_result();
-}
-
-const void *const kDeviceFunctions[] = {
-    reinterpret_cast<const void *>(&elementwise_kernel<Op::kFill>),
-    reinterpret_cast<const void *>(&elementwise_kernel<Op::kCopy>),
-    reinterpret_cast<const void *>(&elementwise_kernel<Op::kAdd>),
-    reinterpret_cast<const void *>(&elementwise_kernel<Op::kMul>),
-    reinterpret_cast<const void *>(&elementwise_kernel<Op::kScale>),
-    reinterpret_cast<const void *>(&elementwise_kernel<Op::kSilu>),
-    reinterpret_cast<const void *>(&elementwise_kernel<Op::kGelu>),
-    reinterpret_cast<const void *>(&matmul_kernel),
-    reinterpret_cast<const void *>(&softmax_kernel),
-    reinterpret_cast<const void *>(&rmsnorm_kernel),
-    reinterpret_cast<const void *>(&linear_kernel<RRT_DTYPE_F32>),
-    reinterpret_cast<const void *>(&linear_kernel<RRT_DTYPE_F16>),
-    reinterpret_cast<const void *>(&linear_kernel<RRT_DTYPE_BF16>),
-    reinterpret_cast<const void *>(&embedding_kernel<RRT_DTYPE_F32>),
-    reinterpret_cast<const void *>(&embedding_kernel<RRT_DTYPE_F16>),
-    reinterpret_cast<const void *>(&embedding_kernel<RRT_DTYPE_BF16>),
-    reinterpret_cast<const void *>(&rope_kernel),
-    reinterpret_cast<const void *>(&kv_store_kernel),
-    reinterpret_cast<const void *>(&attention_kernel),
+template <int kWdtype>
+struct LinearStub {
+  static inline const void *const value = stub(&linear_kernel<kWdtype>);
 };
+template <int kWdtype>
+struct EmbeddingStub {
+  static inline const void *const value = stub(&embedding_kernel<kWdtype>);
+};
+
+std::uint64_t attention_shared_bytes(std::uint64_t hd) {
+  return (2 * hd + kAttentionTile + 3) * sizeof(float);
+}
+
+struct LaunchShape {
+  const void *function = nullptr;
+  dim3 grid;
+  dim3 block;
+  std::size_t shared_bytes = 0;
+};
+
+LaunchShape shape_of(std::uint32_t builtin, const BuiltinParams &p) {
+  const auto elementwise = [&](const void *function) {
+    return LaunchShape{function, dim3(blocks_for(p.tensor_bytes[p.num_tensors - 1] / 4)),
+                       dim3(kThreads), 0};
+  };
+  switch (builtin) {
+    case kFill:
+      return elementwise(stub(&elementwise_kernel<Op::kFill>));
+    case kCopy:
+      return elementwise(stub(&elementwise_kernel<Op::kCopy>));
+    case kAdd:
+      return elementwise(stub(&elementwise_kernel<Op::kAdd>));
+    case kMul:
+      return elementwise(stub(&elementwise_kernel<Op::kMul>));
+    case kScale:
+      return elementwise(stub(&elementwise_kernel<Op::kScale>));
+    case kSilu:
+      return elementwise(stub(&elementwise_kernel<Op::kSilu>));
+    case kGelu:
+      return elementwise(stub(&elementwise_kernel<Op::kGelu>));
+    case kMatmul: {
+      const std::uint64_t tiles = (p.scalars[0] + kMatmulTile - 1) / kMatmulTile *
+                                  ((p.scalars[2] + kMatmulTile - 1) / kMatmulTile);
+      return LaunchShape{stub(&matmul_kernel), dim3(row_blocks(tiles)),
+                         dim3(kMatmulTile, kMatmulTile), 0};
+    }
+    case kSoftmax:
+      return LaunchShape{stub(&softmax_kernel),
+                         dim3(row_blocks(p.tensor_bytes[0] / 4 / p.scalars[0])), dim3(kThreads),
+                         0};
+    case kRmsnorm:
+      return LaunchShape{stub(&rmsnorm_kernel),
+                         dim3(row_blocks(p.tensor_bytes[0] / 4 / p.scalars[0])), dim3(kThreads),
+                         0};
+    case kLinear: {
+      const std::uint64_t items = p.scalars[2] * ((p.scalars[0] + kLinearRows - 1) / kLinearRows);
+      return LaunchShape{by_weight_dtype<LinearStub>(p.scalars[3]), dim3(blocks_for(items * kWarp)),
+                         dim3(kThreads), 0};
+    }
+    case kEmbedding:
+      return LaunchShape{by_weight_dtype<EmbeddingStub>(p.scalars[3]),
+                         dim3(blocks_for(p.scalars[2] * p.scalars[1])), dim3(kThreads), 0};
+    case kRope:
+      return LaunchShape{stub(&rope_kernel),
+                         dim3(blocks_for(p.scalars[0] * p.scalars[1] * (p.scalars[2] / 2))),
+                         dim3(kThreads), 0};
+    case kKvStore:
+      return LaunchShape{stub(&kv_store_kernel), dim3(blocks_for(p.scalars[0] * p.scalars[1])),
+                         dim3(kThreads), 0};
+    default: {
+      const std::uint64_t items = p.scalars[0] * p.scalars[1];
+      return LaunchShape{stub(&attention_kernel),
+                         dim3(static_cast<unsigned>(items * kAttentionSplit)), dim3(kThreads),
+                         attention_shared_bytes(p.scalars[3])};
+    }
+  }
+}
 
 }  // namespace
 
-std::span<const void *const> builtin_device_functions() noexcept {
-  return kDeviceFunctions;
+int launch_builtin(const rrt_kernel_args_t *args, void *native_stream, void *user) {
+  const auto *context = static_cast<const BuiltinLaunchContext *>(user);
+  BuiltinParams params;
+  params.num_tensors = args->num_tensors;
+  params.num_scalars = args->num_scalars;
+  for (std::uint32_t i = 0; i < args->num_tensors && i < kMaxBuiltinTensors; ++i) {
+    params.tensors[i] = args->tensors[i];
+    params.tensor_bytes[i] = args->tensor_bytes[i];
+  }
+  for (std::uint32_t i = 0; i < args->num_scalars && i < kMaxBuiltinScalars; ++i) {
+    params.scalars[i] = args->scalars[i];
+  }
+  for (std::uint32_t i = 0; i < args->num_device_operands && i < kMaxBuiltinDeviceOperands; ++i) {
+    const rrt_device_operand_t &operand = args->device_operands[i];
+    params.device_operands[i] = BuiltinDeviceOperand{
+        operand.value,
+        operand.kind == RRT_DEVICE_OPERAND_SCALAR ? BuiltinDeviceOperand::kScalar
+                                                  : BuiltinDeviceOperand::kViewOffset,
+        operand.index,
+        operand.dtype,
+        0,
+        operand.stride_bytes,
+        operand.value_max};
+    ++params.num_device_operands;
+  }
+  const LaunchShape shape = shape_of(context->builtin, params);
+  void *kernel_args[] = {&params};
+  const cudaError_t launched =
+      context->api->launch_kernel(shape.function, shape.grid, shape.block, kernel_args,
+                                  shape.shared_bytes, static_cast<cudaStream_t>(native_stream));
+  if (launched != cudaSuccess) {
+    (void)context->api->get_last_error();
+    return kLaunchErrorBase + static_cast<int>(launched);
+  }
+  return 0;
 }
+
+bool builtin_takes_device_scalar(std::uint32_t builtin, std::uint32_t scalar) noexcept {
+  switch (builtin) {
+    case kFill:
+    case kScale:
+      return scalar == 0;
+    case kRmsnorm:
+      return scalar == 1;
+    case kRope:
+      return scalar == 3;
+    default:
+      return false;
+  }
+}
+
+cudaError_t launch_profile(const CudaApi &api, cudaStream_t stream, const ProfileParams &params) {
+  ProfileParams copy = params;
+  void *kernel_args[] = {&copy};
+  const cudaError_t launched =
+      api.launch_kernel(stub(&profile_kernel), dim3(1), dim3(1), kernel_args, 0, stream);
+  if (launched != cudaSuccess) {
+    (void)api.get_last_error();
+  }
+  return launched;
+}
+
+std::span<const DeviceKernel> device_kernels() noexcept {
+  static const DeviceKernel kKernels[] = {
+      {"fill", "fill", stub(&elementwise_kernel<Op::kFill>), sizeof(BuiltinParams), 1},
+      {"copy", "copy", stub(&elementwise_kernel<Op::kCopy>), sizeof(BuiltinParams), 1},
+      {"add", "add", stub(&elementwise_kernel<Op::kAdd>), sizeof(BuiltinParams), 1},
+      {"mul", "mul", stub(&elementwise_kernel<Op::kMul>), sizeof(BuiltinParams), 1},
+      {"scale", "scale", stub(&elementwise_kernel<Op::kScale>), sizeof(BuiltinParams), 1},
+      {"silu", "silu", stub(&elementwise_kernel<Op::kSilu>), sizeof(BuiltinParams), 1},
+      {"gelu", "gelu", stub(&elementwise_kernel<Op::kGelu>), sizeof(BuiltinParams), 1},
+      {"matmul", "matmul", stub(&matmul_kernel), sizeof(BuiltinParams), 1},
+      {"softmax", "softmax", stub(&softmax_kernel), sizeof(BuiltinParams), 1},
+      {"rmsnorm", "rmsnorm", stub(&rmsnorm_kernel), sizeof(BuiltinParams), 1},
+      {"linear.f32", "linear", stub(&linear_kernel<RRT_DTYPE_F32>), sizeof(BuiltinParams), 1},
+      {"linear.f16", "linear", stub(&linear_kernel<RRT_DTYPE_F16>), sizeof(BuiltinParams), 1},
+      {"linear.bf16", "linear", stub(&linear_kernel<RRT_DTYPE_BF16>), sizeof(BuiltinParams), 1},
+      {"embedding.f32", "embedding", stub(&embedding_kernel<RRT_DTYPE_F32>),
+       sizeof(BuiltinParams), 1},
+      {"embedding.f16", "embedding", stub(&embedding_kernel<RRT_DTYPE_F16>),
+       sizeof(BuiltinParams), 1},
+      {"embedding.bf16", "embedding", stub(&embedding_kernel<RRT_DTYPE_BF16>),
+       sizeof(BuiltinParams), 1},
+      {"rope", "rope", stub(&rope_kernel), sizeof(BuiltinParams), 1},
+      {"kv_store", "kv_store", stub(&kv_store_kernel), sizeof(BuiltinParams), 1},
+      {"attention", "attention", stub(&attention_kernel), sizeof(BuiltinParams),
+       kAttentionSplit},
+      {"profile", "profile", stub(&profile_kernel), sizeof(ProfileParams), 1},
+  };
+  return kKernels;
+}
+
+static_assert(kBuiltinCount == 15, "one index per built-in of builtin_kernel_specs()");
 
 }  // namespace replayrt::cuda
-
-namespace replayrt {
-
-rrt_native_launch_fn builtin_native_launcher(std::string_view name) noexcept {
-  using cuda::Op;
-  if (name == "fill") {
-    return &cuda::launch_elementwise<Op::kFill>;
-  }
-  if (name == "copy") {
-    return &cuda::launch_elementwise<Op::kCopy>;
-  }
-  if (name == "add") {
-    return &cuda::launch_elementwise<Op::kAdd>;
-  }
-  if (name == "mul") {
-    return &cuda::launch_elementwise<Op::kMul>;
-  }
-  if (name == "scale") {
-    return &cuda::launch_elementwise<Op::kScale>;
-  }
-  if (name == "silu") {
-    return &cuda::launch_elementwise<Op::kSilu>;
-  }
-  if (name == "gelu") {
-    return &cuda::launch_elementwise<Op::kGelu>;
-  }
-  if (name == "matmul") {
-    return &cuda::launch_matmul;
-  }
-  if (name == "softmax") {
-    return &cuda::launch_softmax;
-  }
-  if (name == "rmsnorm") {
-    return &cuda::launch_rmsnorm;
-  }
-  if (name == "linear") {
-    return &cuda::launch_linear;
-  }
-  if (name == "embedding") {
-    return &cuda::launch_embedding;
-  }
-  if (name == "rope") {
-    return &cuda::launch_rope;
-  }
-  if (name == "kv_store") {
-    return &cuda::launch_kv_store;
-  }
-  if (name == "attention") {
-    return &cuda::launch_attention;
-  }
-  return nullptr;
-}
-
-}  // namespace replayrt

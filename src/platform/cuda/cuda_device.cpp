@@ -7,7 +7,9 @@
 #include "platform/cuda/cuda_device_factory.h"
 #include "platform/cuda/cuda_status.h"
 #include "platform/cuda/cuda_stream.h"
-#include "platform/launch/task_launcher.h"
+#include "platform/cuda/builtin_params.h"
+#include "platform/cuda/cuda_executor.h"
+#include "platform/launch/builtin_kernels.h"
 
 namespace replayrt {
 
@@ -44,9 +46,9 @@ Status CudaDevice::create(const CudaApi &api, int device_id, CudaDeviceOptions o
   RRT_RETURN_IF_ERROR(
       cuda_status(api, api.stream_create_with_flags(&device->sync_stream_, cudaStreamNonBlocking),
                   "cudaStreamCreateWithFlags"));
-  for (const void *function : builtin_device_functions()) {
+  for (const DeviceKernel &kernel : device_kernels()) {
     cudaFuncAttributes attributes{};
-    RRT_RETURN_IF_ERROR(cuda_status(api, api.func_get_attributes(&attributes, function),
+    RRT_RETURN_IF_ERROR(cuda_status(api, api.func_get_attributes(&attributes, kernel.function),
                                     "cudaFuncGetAttributes (loading the built-in kernels)"));
   }
   *out = std::move(device);
@@ -54,7 +56,16 @@ Status CudaDevice::create(const CudaApi &api, int device_id, CudaDeviceOptions o
 }
 
 CudaDevice::CudaDevice(const CudaApi &api, int device_id, CudaDeviceOptions options)
-    : api_(api), device_id_(device_id), table_(options.quarantine_bytes) {}
+    : api_(api), device_id_(device_id), table_(options.quarantine_bytes) {
+  for (std::uint32_t i = 0; i < kBuiltinCount; ++i) {
+    launch_contexts_[i] = BuiltinLaunchContext{&api_, i};
+    launchers_[i] = BuiltinLauncher{nullptr, &launch_builtin, &launch_contexts_[i]};
+  }
+}
+
+std::span<const BuiltinLauncher> CudaDevice::builtin_launchers() const {
+  return launchers_;
+}
 
 CudaDevice::~CudaDevice() {
   (void)make_current();
@@ -275,7 +286,7 @@ Status CudaDevice::create_executor(const ExecutorConfig &config, std::unique_ptr
     return Status::error(RRT_ERR_INVALID_ARGUMENT,
                          "create_executor needs an output and a kernel registry");
   }
-  *out = std::make_unique<TaskLauncher>(*this, *config.kernels);
+  *out = std::make_unique<CudaExecutor>(api_, *config.kernels);
   return Status::ok();
 }
 

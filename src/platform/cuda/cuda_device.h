@@ -1,6 +1,7 @@
 // CudaDevice: the CUDA backend of the Device interface (platform/device.h).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -12,8 +13,10 @@
 #include <span>
 
 #include "platform/allocation_table.h"
+#include "platform/cuda/builtin_launchers.h"
 #include "platform/cuda/cuda_api.h"
 #include "platform/device.h"
+#include "platform/launch/kernel_registry.h"
 
 namespace replayrt::cuda {
 
@@ -42,17 +45,22 @@ struct CudaDeviceOptions {
 class CudaDevice final : public Device {
  public:
   static constexpr std::size_t kAlignment = 1024;
+  static constexpr std::size_t kBuiltinCount = 15;
   static constexpr unsigned char kPoisonByte = 0xDB;
 
   // RRT_ERR_UNSUPPORTED naming the CUDA error when the runtime reports no usable device (no
   // driver, no device); RRT_ERR_INVALID_ARGUMENT for an id past the device count; otherwise
-  // the mapped error of the failing call. Creates the private stream and loads the built-in
-  // kernels' module (so that no module load happens during a capture).
+  // the mapped error of the failing call. Creates the private stream and loads the module of
+  // every kernel the backend launches (device_kernels(), platform/cuda/builtin_params.h), so
+  // that no module load happens during a capture.
   static Status create(const CudaApi &api, int device_id, CudaDeviceOptions options,
                        std::unique_ptr<Device> *out);
   ~CudaDevice() override;
 
   DeviceProperties properties() const override;
+  // launch_builtin (platform/cuda/builtin_launchers.h) for every built-in, each with a context
+  // naming this device's table.
+  std::span<const BuiltinLauncher> builtin_launchers() const override;
   void *allocate(std::size_t bytes) override;
   Status free(void *ptr) override;
   Status copy_host_to_device(void *dst, const void *src, std::size_t bytes) override;
@@ -96,12 +104,13 @@ class CudaDevice final : public Device {
   cudaStream_t sync_stream_ = nullptr;
   std::atomic<int> captures_{0};
 
+  std::array<BuiltinLaunchContext, kBuiltinCount> launch_contexts_{};
+  std::array<BuiltinLauncher, kBuiltinCount> launchers_{};
+
   mutable std::mutex mutex_;
   AllocationTable table_;                          // guarded by mutex_
   std::map<std::uintptr_t, void *> raw_pointers_;  // aligned base → cudaMalloc's pointer
 };
 
-// The device kernels of the built-ins (platform/cuda/builtin_launchers.cu), for preloading.
-std::span<const void *const> builtin_device_functions() noexcept;
 
 }  // namespace replayrt::cuda

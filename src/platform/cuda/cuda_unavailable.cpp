@@ -1,7 +1,6 @@
 // The CUDA backend's entry points in a build without CUDA (REPLAYRT_ENABLE_CUDA=OFF, or AUTO
 // without a CUDA compiler).
 #include "platform/cuda/cuda_device_factory.h"
-#include "platform/launch/builtin_kernels.h"
 
 namespace replayrt {
 
@@ -12,10 +11,6 @@ Status create_cuda_device(std::int32_t /*device_id*/, std::unique_ptr<Device> * 
 
 bool cuda_backend_built() noexcept {
   return false;
-}
-
-rrt_native_launch_fn builtin_native_launcher(std::string_view /*name*/) noexcept {
-  return nullptr;
 }
 
 }  // namespace replayrt

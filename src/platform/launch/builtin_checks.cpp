@@ -1,5 +1,5 @@
 // The host-side operand checks of the built-in kernels (platform/launch/builtin_checks.h) and
-// the name lookup builtin_operand_check (platform/launch/builtin_kernels.h).
+// the built-in spec table and builtin_operand_check (platform/launch/builtin_kernels.h).
 #include "platform/launch/builtin_checks.h"
 
 #include <array>
@@ -110,35 +110,34 @@ int check_rmsnorm(const rrt_kernel_args_t *args) {
 
 namespace {
 
-struct NamedCheck {
-  std::string_view name;
-  int (*check)(const rrt_kernel_args_t *args);
-};
-
-constexpr std::array<NamedCheck, 15> kChecks{{
-    {"fill", builtin_checks::check_fill},
-    {"copy", builtin_checks::check_unary},
-    {"add", builtin_checks::check_binary},
-    {"mul", builtin_checks::check_binary},
-    {"scale", builtin_checks::check_scale},
-    {"matmul", builtin_checks::check_matmul},
-    {"softmax", builtin_checks::check_softmax},
-    {"rmsnorm", builtin_checks::check_rmsnorm},
-    {"silu", builtin_checks::check_unary},
-    {"gelu", builtin_checks::check_unary},
-    {"linear", builtin_checks::check_linear},
-    {"embedding", builtin_checks::check_embedding},
-    {"rope", builtin_checks::check_rope},
-    {"kv_store", builtin_checks::check_kv_store},
-    {"attention", builtin_checks::check_attention},
+constexpr std::array<BuiltinKernelSpec, 15> kSpecs{{
+    {"fill", 1, 1, builtin_checks::check_fill},
+    {"copy", 2, 0, builtin_checks::check_unary},
+    {"add", 3, 0, builtin_checks::check_binary},
+    {"mul", 3, 0, builtin_checks::check_binary},
+    {"scale", 2, 1, builtin_checks::check_scale},
+    {"matmul", 3, 3, builtin_checks::check_matmul},
+    {"softmax", 2, 1, builtin_checks::check_softmax},
+    {"rmsnorm", 3, 2, builtin_checks::check_rmsnorm},
+    {"silu", 2, 0, builtin_checks::check_unary},
+    {"gelu", 2, 0, builtin_checks::check_unary},
+    {"linear", 3, 4, builtin_checks::check_linear},
+    {"embedding", 3, 4, builtin_checks::check_embedding},
+    {"rope", 2, 4, builtin_checks::check_rope},
+    {"kv_store", 3, 3, builtin_checks::check_kv_store},
+    {"attention", 5, 5, builtin_checks::check_attention},
 }};
 
 }  // namespace
 
+std::span<const BuiltinKernelSpec> builtin_kernel_specs() noexcept {
+  return kSpecs;
+}
+
 int (*builtin_operand_check(std::string_view name) noexcept)(const rrt_kernel_args_t *args) {
-  for (const NamedCheck &entry : kChecks) {
-    if (entry.name == name) {
-      return entry.check;
+  for (const BuiltinKernelSpec &spec : kSpecs) {
+    if (spec.name == name) {
+      return spec.check;
     }
   }
   return nullptr;

@@ -1,6 +1,7 @@
 // The built-in kernels, pre-registered in every context under their names. This header is the
 // backend-neutral contract (names, operands, checks, result codes); each backend implements
-// it (the simulator's CPU kernels: platform/sim/kernels/builtin_kernels.cpp).
+// it and supplies its launchers through Device::builtin_launchers (the simulator's CPU
+// kernels: platform/sim/kernels/; CUDA's kernels: platform/cuda/builtin_launchers.cu).
 //
 // Every built-in works on float32 tensors, row-major, and receives its operands in the order
 // listed (tensors first, then scalars). Integer scalars are plain u64 values; float scalars
@@ -81,27 +82,22 @@ inline constexpr int kScalarOutOfDomain = 7;
 inline constexpr int kIndexOutOfRange = 8;
 }  // namespace kernel_result
 
-struct BuiltinKernel {
+// A built-in as every backend knows it: its name, the operand counts a task using it must
+// supply, and its host-side check (checks 1 to 7 above, in that order, on the operands alone:
+// addresses are compared, never dereferenced; platform/launch/builtin_checks.h).
+struct BuiltinKernelSpec {
   const char *name;
-  rrt_kernel_fn sim_host_fn;  // the simulator's CPU implementation
-  int num_tensors;            // operand counts a task using this kernel must supply
+  int num_tensors;
   int num_scalars;
+  int (*check)(const rrt_kernel_args_t *args);
 };
 
-// Every built-in, in a fixed order (their ids in a fresh context follow it). Defined by the
-// backends' kernel implementations.
-std::span<const BuiltinKernel> builtin_kernels() noexcept;
-
-// The host-side check of the built-in `name`: checks 1 to 7 above, in that order, on the
-// operands alone (addresses are compared, never dereferenced); null for an unknown name. The
-// checks it returns are declared in platform/launch/builtin_checks.h; defined in
+// Every built-in, in a fixed order: their ids in a fresh context follow it, and each backend's
+// launchers (Device::builtin_launchers) are listed in it. Defined in
 // platform/launch/builtin_checks.cpp.
-int (*builtin_operand_check(std::string_view name) noexcept)(const rrt_kernel_args_t *args);
+std::span<const BuiltinKernelSpec> builtin_kernel_specs() noexcept;
 
-// The native (CUDA) launcher of the built-in `name`, or null when this build has no CUDA
-// backend or no such built-in. It validates the operands with builtin_operand_check first and
-// enqueues nothing when they fail. Defined by platform/cuda/builtin_launchers.cu, or by
-// platform/cuda/cuda_unavailable.cpp without CUDA.
-rrt_native_launch_fn builtin_native_launcher(std::string_view name) noexcept;
+// The host-side check of the built-in `name` (its spec's), or null for an unknown name.
+int (*builtin_operand_check(std::string_view name) noexcept)(const rrt_kernel_args_t *args);
 
 }  // namespace replayrt

@@ -39,28 +39,43 @@ Status check_declared_operands(const KernelEntry &entry) {
   return Status::ok();
 }
 
+[[noreturn]] void built_in_table_bug(const char *name, const char *why) {
+  std::fprintf(stderr, "replayrt: built-in kernel '%s' cannot be registered: %s\n", name, why);
+  std::abort();
+}
+
 }  // namespace
 
-KernelRegistry::KernelRegistry() {
-  for (const BuiltinKernel &builtin : builtin_kernels()) {
-    std::int32_t id = -1;
+KernelRegistry::KernelRegistry(std::span<const BuiltinLauncher> launchers) {
+  const std::span<const BuiltinKernelSpec> specs = builtin_kernel_specs();
+  if (!launchers.empty() && launchers.size() != specs.size()) {
+    built_in_table_bug(specs[0].name, "the backend lists another number of launchers");
+  }
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const BuiltinKernelSpec &spec = specs[i];
     KernelEntry entry;
-    entry.name = builtin.name;
-    entry.sim_host_fn = builtin.sim_host_fn;
-    entry.native_launch = builtin_native_launcher(builtin.name);
-    entry.num_tensors = builtin.num_tensors;
-    entry.num_scalars = builtin.num_scalars;
+    entry.name = spec.name;
+    if (!launchers.empty()) {
+      entry.host_fn = launchers[i].host_fn;
+      entry.native_launch = launchers[i].native_launch;
+      entry.user = launchers[i].user;
+      if (!entry.has_launcher()) {
+        built_in_table_bug(spec.name, "the backend gives it no launcher");
+      }
+    }
+    entry.num_tensors = spec.num_tensors;
+    entry.num_scalars = spec.num_scalars;
     // Every built-in writes its last tensor operand only (a built-in without tensors writes
     // none).
-    entry.writes = builtin.num_tensors > 0 ? std::uint64_t{1} << (builtin.num_tensors - 1) : 0;
-    entry.check_operands = builtin_operand_check(builtin.name);
-    const Status status = add(std::move(entry), &id);
-    if (!status.is_ok()) {
-      // The built-in table is fixed at build time; a rejected entry is a bug in it.
-      std::fprintf(stderr, "replayrt: built-in kernel '%s' cannot be registered: %s\n",
-                   builtin.name, status.message().c_str());
-      std::abort();
+    entry.writes = spec.num_tensors > 0 ? std::uint64_t{1} << (spec.num_tensors - 1) : 0;
+    entry.check_operands = spec.check;
+    if (const Status declared = check_declared_operands(entry); !declared.is_ok()) {
+      built_in_table_bug(spec.name, declared.message().c_str());
     }
+    const int id = count_.load(std::memory_order_relaxed);
+    ids_.emplace(entry.name, id);
+    entries_[static_cast<std::size_t>(id)] = std::move(entry);
+    count_.store(id + 1, std::memory_order_release);
   }
 }
 

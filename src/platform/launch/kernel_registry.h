@@ -1,6 +1,8 @@
 // KernelRegistry: the kernels a context can run, by id and by name. The entry type is the
-// kernel table every backend's executor reads; each backend launches a kernel through its own
-// field of the entry.
+// kernel table every backend's executor reads. A kernel has one of the ABI's two launcher
+// kinds: a host function (rrt_kernel_fn), which a backend that runs host kernels (the
+// simulator) calls on its device workers, or a native launcher (rrt_native_launch_fn), which a
+// backend of native work (CUDA) calls on the host to enqueue device work.
 #pragma once
 
 #include <array>
@@ -8,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <span>
 #include <string>
 
 #include <replayrt/replayrt.h>
@@ -20,9 +23,9 @@ struct KernelEntry {
   static constexpr std::uint64_t kWritesEveryTensor = ~std::uint64_t{0};
 
   std::string name;
-  // The simulator's launcher: a host function the simulated device's workers call once per
-  // task with the task's resolved operands. Null for a kernel the simulator cannot run.
-  rrt_kernel_fn sim_host_fn = nullptr;
+  // A host function the device's workers call once per task with the task's resolved operands
+  // (DeviceProperties::runs_host_kernels). Null for a kernel that has none.
+  rrt_kernel_fn host_fn = nullptr;
   // Passed unchanged to the kernel's launcher.
   void *user = nullptr;
   // Operand counts a task must supply; -1 when the kernel does not declare them (user
@@ -38,9 +41,8 @@ struct KernelEntry {
   // result code the kernel would return (built-ins: platform/launch/builtin_kernels.h). Null
   // when the kernel declares no host-side check (user kernels).
   int (*check_operands)(const rrt_kernel_args_t *args) = nullptr;
-  // The native launcher (CUDA): called on the host with a task's resolved operands and the
-  // stream's native handle; it enqueues the kernel's device work there. Null for a kernel that
-  // has no native implementation.
+  // The native launcher: called on the host with a task's resolved operands and the stream's
+  // native handle; it enqueues the kernel's device work there. Null for a kernel that has none.
   rrt_native_launch_fn native_launch = nullptr;
 
   // True when the kernel declares its operand counts and its writes (built-ins and kernels
@@ -53,10 +55,18 @@ struct KernelEntry {
   }
 
   // True when some backend can launch the kernel.
-  bool has_launcher() const noexcept { return sim_host_fn != nullptr || native_launch != nullptr; }
+  bool has_launcher() const noexcept { return host_fn != nullptr || native_launch != nullptr; }
 };
 
-// Ids are dense, start at 0 with the built-ins in builtin_kernels() order
+// A backend's launcher of one built-in (Device::builtin_launchers lists them in
+// builtin_kernel_specs() order): the function the backend runs it with, and its `user`.
+struct BuiltinLauncher {
+  rrt_kernel_fn host_fn = nullptr;
+  rrt_native_launch_fn native_launch = nullptr;
+  void *user = nullptr;
+};
+
+// Ids are dense, start at 0 with the built-ins in builtin_kernel_specs() order
 // (platform/launch/builtin_kernels.h), and are never reused. A name is registered once.
 //
 // Thread safety: add() and find() may race with each other and with entry(); entry() is
@@ -67,9 +77,12 @@ class KernelRegistry {
   static constexpr int kMaxDeclaredTensors = RRT_KERNEL_MAX_TENSORS;
   static constexpr int kMaxDeclaredScalars = 1024;
 
-  // A registry holding the built-in kernels. Aborts the process, naming the kernel, if the
-  // built-in table holds an entry add() rejects (a bug in that table).
-  KernelRegistry();
+  // A registry holding the built-in kernels with `launchers`, a backend's launchers in
+  // builtin_kernel_specs() order (Device::builtin_launchers). Empty `launchers` declares the
+  // built-ins without launchers: a registry that sizes and validates callables but runs
+  // nothing (capacity plans made without a context). Aborts the process, naming the kernel,
+  // when `launchers` has another length or lacks a launcher (a bug in a backend's table).
+  explicit KernelRegistry(std::span<const BuiltinLauncher> launchers);
 
   // RRT_ERR_INVALID_ARGUMENT for an empty or over-long name, an entry without a launcher, a
   // name already present, or declared operands out of shape (one count declared without the

@@ -8,8 +8,8 @@ namespace {
 
 // The address and size of the tensor a view or device-value record names.
 bool locate(std::uint32_t source, std::uint32_t index, std::uint64_t address, std::uint64_t bytes,
-            const InvocationPayloadView &payload, std::uint64_t *out_address,
-            std::uint64_t *out_bytes) noexcept {
+            const OperandSections &sections, const InvocationPayloadView &payload,
+            std::uint64_t *out_address, std::uint64_t *out_bytes) noexcept {
   switch (static_cast<ImageTensorSource>(source)) {
     case ImageTensorSource::kParam:
       if (index >= payload.tensor_addresses.size() || index >= payload.tensor_bytes.size()) {
@@ -19,19 +19,17 @@ bool locate(std::uint32_t source, std::uint32_t index, std::uint64_t address, st
       *out_bytes = payload.tensor_bytes[index];
       return true;
     case ImageTensorSource::kBaked:
-      *out_address = address;
+      *out_address = sections.baked_base + address;
       *out_bytes = bytes;
       return true;
   }
   return false;
 }
 
-// Reads device value `index`: its raw 64-bit scalar (*scalar) and its value as an integer
-// (*integer; meaningful for I32 and I64 only, *is_integer says which).
-OperandError read_device_value(std::uint32_t index, const OperandSections &sections,
-                               const InvocationPayloadView &payload, DeviceMemoryReader read,
-                               std::uint64_t *scalar, std::int64_t *integer,
-                               bool *is_integer) noexcept {
+// Where device value `index` lives: its element's address and its dtype.
+OperandError locate_device_value(std::uint32_t index, const OperandSections &sections,
+                                 const InvocationPayloadView &payload, std::uint64_t *where,
+                                 std::uint32_t *dtype) noexcept {
   if (index >= sections.device_values.size()) {
     return OperandError::kBadDeviceValue;
   }
@@ -50,34 +48,47 @@ OperandError read_device_value(std::uint32_t index, const OperandSections &secti
   }
   std::uint64_t address = 0;
   std::uint64_t bytes = 0;
-  if (!locate(record.source, record.index, record.address, record.base_bytes, payload, &address,
-              &bytes) ||
+  if (!locate(record.source, record.index, record.address, record.base_bytes, sections, payload,
+              &address, &bytes) ||
       address == 0 || record.element >= bytes / element_bytes) {
     return OperandError::kBadDeviceValue;
   }
-  if (read == nullptr) {
-    return OperandError::kDeviceValueUnreadable;
-  }
-  const void *where = reinterpret_cast<const void *>(address + record.element * element_bytes);
-  if (element_bytes == 8) {
+  *where = address + record.element * element_bytes;
+  *dtype = record.dtype;
+  return OperandError::kNone;
+}
+
+// Reads the device value at `where` of `dtype`: its raw 64-bit scalar (*scalar) and its value as
+// an integer (*integer; meaningful for I32 and I64 only, *is_integer says which).
+void read_device_value(DeviceMemoryReader read, std::uint64_t where, std::uint32_t dtype,
+                       std::uint64_t *scalar, std::int64_t *integer, bool *is_integer) noexcept {
+  const auto *address = reinterpret_cast<const void *>(where);
+  if (dtype == RRT_DTYPE_I64) {
     std::int64_t value = 0;
-    read(where, &value, sizeof value);
+    read(address, &value, sizeof value);
     *scalar = static_cast<std::uint64_t>(value);
     *integer = value;
     *is_integer = true;
-  } else if (record.dtype == RRT_DTYPE_I32) {
+  } else if (dtype == RRT_DTYPE_I32) {
     std::int32_t value = 0;
-    read(where, &value, sizeof value);
+    read(address, &value, sizeof value);
     *integer = value;
     *scalar = static_cast<std::uint64_t>(*integer);
     *is_integer = true;
   } else {
     std::uint32_t bits = 0;
-    read(where, &bits, sizeof bits);
+    read(address, &bits, sizeof bits);
     *scalar = bits;
     *is_integer = false;
   }
-  return OperandError::kNone;
+}
+
+// Records a device operand the task's work reads itself (no reader).
+void defer(ResolvedOperands *out, rrt_device_operand_kind_t kind, std::uint32_t operand,
+           std::uint64_t where, std::uint32_t dtype, std::uint64_t stride,
+           std::uint64_t max) noexcept {
+  out->device_operands[out->num_device_operands++] = rrt_device_operand_t{
+      kind, operand, reinterpret_cast<const void *>(where), dtype, stride, max};
 }
 
 OperandError resolve_view(std::uint32_t operand, std::uint32_t index,
@@ -89,7 +100,7 @@ OperandError resolve_view(std::uint32_t operand, std::uint32_t index,
   const ViewRecord &view = sections.views[index];
   std::uint64_t base = 0;
   std::uint64_t base_bytes = 0;
-  if (!locate(view.source, view.index, view.address, view.base_bytes, payload, &base,
+  if (!locate(view.source, view.index, view.address, view.base_bytes, sections, payload, &base,
               &base_bytes)) {
     return OperandError::kBadView;
   }
@@ -98,18 +109,35 @@ OperandError resolve_view(std::uint32_t operand, std::uint32_t index,
     if (view.offset_value < 0) {
       return OperandError::kBadView;
     }
+    std::uint64_t where = 0;
+    std::uint32_t dtype = 0;
+    if (const OperandError error = locate_device_value(
+            static_cast<std::uint32_t>(view.offset_value), sections, payload, &where, &dtype);
+        error != OperandError::kNone) {
+      return error;
+    }
+    if (dtype != RRT_DTYPE_I32 && dtype != RRT_DTYPE_I64) {
+      return OperandError::kBadView;
+    }
+    if (read == nullptr) {
+      // The work reads the offset itself: every offset it may take must stay inside the base.
+      std::uint64_t reach = 0;
+      std::uint64_t end = 0;
+      if (__builtin_mul_overflow(view.offset_value_max, view.offset_stride_bytes, &reach) ||
+          __builtin_add_overflow(offset, reach, &end) ||
+          __builtin_add_overflow(end, view.bytes, &end) || end > base_bytes) {
+        return OperandError::kBadView;
+      }
+      defer(out, RRT_DEVICE_OPERAND_VIEW_OFFSET, operand, where, dtype, view.offset_stride_bytes,
+            view.offset_value_max);
+      out->addresses[operand] = reinterpret_cast<void *>(base + offset);
+      out->sizes[operand] = view.bytes;
+      return OperandError::kNone;
+    }
     std::uint64_t scalar = 0;
     std::int64_t value = 0;
     bool is_integer = false;
-    const OperandError error =
-        read_device_value(static_cast<std::uint32_t>(view.offset_value), sections, payload, read,
-                          &scalar, &value, &is_integer);
-    if (error != OperandError::kNone) {
-      return error;
-    }
-    if (!is_integer) {
-      return OperandError::kBadView;
-    }
+    read_device_value(read, where, dtype, &scalar, &value, &is_integer);
     if (value < 0 || static_cast<std::uint64_t>(value) > view.offset_value_max) {
       out->failed_operand = operand;
       out->failed_view = index;
@@ -136,8 +164,13 @@ OperandError resolve_view(std::uint32_t operand, std::uint32_t index,
 }  // namespace
 
 rrt_kernel_args_t ResolvedOperands::args() const noexcept {
-  return rrt_kernel_args_t{num_tensors, addresses.data(), sizes.data(), num_scalars,
-                           scalars.data()};
+  return rrt_kernel_args_t{num_tensors,
+                           addresses.data(),
+                           sizes.data(),
+                           num_scalars,
+                           scalars.data(),
+                           num_device_operands,
+                           num_device_operands != 0 ? device_operands.data() : nullptr};
 }
 
 const char *describe(OperandError error) noexcept {
@@ -160,8 +193,6 @@ const char *describe(OperandError error) noexcept {
       return "view record outside the image or reaching outside its base";
     case OperandError::kBadDeviceValue:
       return "device-value record outside the image or outside its source tensor";
-    case OperandError::kDeviceValueUnreadable:
-      return "a device value cannot be read where this backend resolves operands";
     case OperandError::kViewOffsetOutOfRange:
       return "a view's device-resident offset lies outside [0, offset_value_max]";
   }
@@ -187,6 +218,7 @@ OperandError resolve_task_operands(const TaskRecord &task, const OperandSections
   }
   out->num_tensors = task.num_tensors;
   out->num_scalars = task.num_scalars;
+  out->num_device_operands = 0;
   const auto records = operands.subspan(task.first_operand, count);
   for (std::uint32_t i = 0; i < task.num_tensors; ++i) {
     const OperandRecord &operand = records[i];
@@ -200,7 +232,7 @@ OperandError resolve_task_operands(const TaskRecord &task, const OperandSections
         out->sizes[i] = payload.tensor_bytes[operand.index];
         break;
       case ImageOperandKind::kBaked:
-        out->addresses[i] = reinterpret_cast<void *>(operand.value);
+        out->addresses[i] = reinterpret_cast<void *>(sections.baked_base + operand.value);
         out->sizes[i] = operand.bytes;
         break;
       case ImageOperandKind::kView:
@@ -230,13 +262,21 @@ OperandError resolve_task_operands(const TaskRecord &task, const OperandSections
         out->scalars[i] = operand.value;
         break;
       case ImageOperandKind::kDeviceValue: {
-        std::int64_t integer = 0;
-        bool is_integer = false;
-        if (const OperandError error = read_device_value(operand.index, sections, payload, read,
-                                                         &out->scalars[i], &integer, &is_integer);
+        std::uint64_t where = 0;
+        std::uint32_t dtype = 0;
+        if (const OperandError error =
+                locate_device_value(operand.index, sections, payload, &where, &dtype);
             error != OperandError::kNone) {
           return error;
         }
+        if (read == nullptr) {
+          out->scalars[i] = 0;
+          defer(out, RRT_DEVICE_OPERAND_SCALAR, i, where, dtype, 0, 0);
+          break;
+        }
+        std::int64_t integer = 0;
+        bool is_integer = false;
+        read_device_value(read, where, dtype, &out->scalars[i], &integer, &is_integer);
         break;
       }
       case ImageOperandKind::kParam:

@@ -28,6 +28,10 @@ struct ResolvedOperands {
   std::array<void *, kMaxTaskOperands> addresses;
   std::array<std::uint64_t, kMaxTaskOperands> sizes;
   std::array<std::uint64_t, kMaxTaskOperands> scalars;
+  // Resolution without a reader: the device values the task's work reads itself, at most one
+  // per operand (the first num_device_operands entries).
+  std::uint32_t num_device_operands = 0;
+  std::array<rrt_device_operand_t, 2 * kMaxTaskOperands> device_operands;
   // Written only with OperandError::kViewOffsetOutOfRange: the tensor operand, its view
   // record, the device value read and the view's offset_value_max.
   std::uint32_t failed_operand = 0;
@@ -50,9 +54,6 @@ enum class OperandError {
   kUnknownKind,
   kBadView,         // a view record that is not in the image, or reaches outside its base
   kBadDeviceValue,  // a device-value record that is not in the image, or lies outside its source
-  // The backend cannot read device memory while it resolves operands (a host-side launcher):
-  // a device value cannot be resolved there.
-  kDeviceValueUnreadable,
   // Not an inconsistency: the device value a view's dynamic offset reads lies outside
   // [0, offset_value_max] (ResolvedOperands names it). The task must fail, not run.
   kViewOffsetOutOfRange,
@@ -62,26 +63,33 @@ enum class OperandError {
 const char *describe(OperandError error) noexcept;
 
 // The image sections that operand records index: the whole operand, view and device-value
-// arrays (num_operands, num_views and num_device_values records).
+// arrays (num_operands, num_views and num_device_values records), and what baked addresses
+// are relative to (0 for an image with absolute addresses; a launch's gm_heap for a
+// relocatable image, TaskGraphSpec).
 struct OperandSections {
   std::span<const OperandRecord> operands;
   std::span<const ViewRecord> views;
   std::span<const DeviceValueRecord> device_values;
+  std::uint64_t baked_base = 0;
 };
 
 // Reads `bytes` bytes of device memory at `address` into `out`. A backend passes one when
 // resolution runs where device memory is readable at the time the task runs (the simulator's
-// device workers); a backend that resolves on the host at enqueue time passes none.
+// device workers); a backend that resolves on the host at enqueue time passes none, and the
+// task's work then reads each device value itself (ResolvedOperands::device_operands).
 using DeviceMemoryReader = void (*)(const void *address, void *out, std::size_t bytes);
 
 // Resolves `task`'s operands: its first num_tensors records are tensors (kParam, kBaked or
 // kView), the next num_scalars are scalars (kScalar, kImmediate or kDeviceValue). Every index
 // is checked against `sections` and against `payload` before it is used, and a view's range
 // against its base's bytes, so a corrupted image yields an error, never an access outside
-// them. A device value is read with `read` (I32 sign-extended, I64 as is, F32 as its binary32
-// bits); without a reader it is kDeviceValueUnreadable. A view resolves to its base's address
-// plus byte_offset (plus the offset device value times offset_stride_bytes) and its own bytes.
-// On error `out` holds no meaningful operands (but see kViewOffsetOutOfRange).
+// them. A baked address is sections.baked_base plus the record's. A view resolves to its base's
+// address plus byte_offset (plus the offset device value times offset_stride_bytes) and its own
+// bytes. A device value is read with `read` (I32 sign-extended, I64 as is, F32 as its binary32
+// bits); without a reader it becomes a device operand: a DEVICE_VALUE scalar resolves to 0, a
+// view with a device-resident offset to its address at offset value 0, after checking that
+// every admissible offset keeps it inside its base. On error `out` holds no meaningful operands
+// (but see kViewOffsetOutOfRange).
 OperandError resolve_task_operands(const TaskRecord &task, const OperandSections &sections,
                                    const InvocationPayloadView &payload, DeviceMemoryReader read,
                                    ResolvedOperands *out) noexcept;

@@ -4,6 +4,7 @@
 
 #include "common/format.h"
 #include "platform/sim/executor/device_runtime.h"
+#include "platform/sim/kernels/builtin_kernels.h"
 #include "platform/sim/sim_event.h"
 #include "platform/sim/sim_stream.h"
 
@@ -12,6 +13,10 @@ namespace replayrt::sim {
 SimDevice::SimDevice(SimDeviceOptions options) : memory_(options.memory) {}
 
 SimDevice::~SimDevice() = default;
+
+std::span<const BuiltinLauncher> SimDevice::builtin_launchers() const {
+  return sim::builtin_launchers();
+}
 
 DeviceProperties SimDevice::properties() const {
   return kSimDeviceProperties;

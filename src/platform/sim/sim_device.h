@@ -23,6 +23,7 @@ class SimDevice final : public Device {
 
   // kSimDeviceProperties.
   DeviceProperties properties() const override;
+  std::span<const BuiltinLauncher> builtin_launchers() const override;
   void *allocate(std::size_t bytes) override;
   Status free(void *ptr) override;
   Status copy_host_to_device(void *dst, const void *src, std::size_t bytes) override;

@@ -6,10 +6,12 @@
 // copies and memsets, events, capture and replay, and the executor's handling of a malformed
 // invocation. Work that needs a backend's own launch mechanism stays in that backend's tests.
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -17,7 +19,10 @@
 #include "platform/device.h"
 #include "platform/device_factory.h"
 #include "platform/launch/kernel_registry.h"
+#include "platform/sim/kernels/builtin_kernels.h"
 #include "platform/sim/sim_device.h"
+#include "support/callable_builder.h"
+#include "support/executable_rig.h"
 #include "support/gpu_skip.h"
 
 #if defined(REPLAYRT_HAVE_CUDA)
@@ -48,6 +53,7 @@ class DeviceConformanceTest : public ::testing::TestWithParam<Backend> {
     if (GetParam().make_device != nullptr) {
       device_ = GetParam().make_device();
       ASSERT_NE(device_, nullptr);
+      kernels_ = std::make_unique<KernelRegistry>(device_->builtin_launchers());
       return;
     }
     const Status status = create_device(GetParam().platform, 0, &device_);
@@ -58,6 +64,7 @@ class DeviceConformanceTest : public ::testing::TestWithParam<Backend> {
       GTEST_SKIP() << GetParam().name << ": " << status.message();
     }
     ASSERT_TRUE(status.is_ok()) << status.message();
+    kernels_ = std::make_unique<KernelRegistry>(device_->builtin_launchers());
   }
 
   void TearDown() override { release_all(); }
@@ -66,6 +73,7 @@ class DeviceConformanceTest : public ::testing::TestWithParam<Backend> {
   void release_all() {
     graphs_.clear();
     streams_.clear();
+    rigs_.clear();
     executors_.clear();
     for (void *ptr : allocations_) {
       (void)device_->free(ptr);
@@ -109,10 +117,44 @@ class DeviceConformanceTest : public ::testing::TestWithParam<Backend> {
   Executor &new_executor() {
     std::unique_ptr<Executor> executor;
     ExecutorConfig config;
-    config.kernels = &kernels_;
+    config.kernels = kernels_.get();
     EXPECT_TRUE(device_->create_executor(config, &executor).is_ok());
     executors_.push_back(std::move(executor));
     return *executors_.back();
+  }
+
+  // A one-task callable prepared on `executor`, for launches that must fail.
+  testing::ExecutableRig &fill_rig(Executor &executor) {
+    testing::CallableBuilder builder;
+    builder.param(testing::f32({16}, RRT_DIR_OUT)).task(testing::kFill,
+                                                        {testing::param(0), testing::imm(0)});
+    return new_rig(executor, builder.desc());
+  }
+
+  testing::ExecutableRig &new_rig(Executor &executor, const rrt_callable_desc_t &desc) {
+    rigs_.push_back(std::make_unique<testing::ExecutableRig>());
+    const Status prepared = rigs_.back()->prepare(*device_, executor, *kernels_, desc);
+    EXPECT_TRUE(prepared.is_ok()) << prepared.message();
+    return *rigs_.back();
+  }
+
+  // Enqueues a launch whose invocation is malformed: it fails (at once or when it executes)
+  // with RRT_ERR_KERNEL_FAILED.
+  Status enqueue_malformed(Executor &executor, Stream &stream) {
+    const std::array<std::byte, 8> malformed{};
+    return executor.enqueue(stream, fill_rig(executor).executable(),
+                            LaunchBinding{malformed, {}, nullptr});
+  }
+
+  void write_floats(void *device, const std::vector<float> &values) {
+    ASSERT_TRUE(
+        device_->copy_host_to_device(device, values.data(), values.size() * sizeof(float)).is_ok());
+  }
+
+  std::vector<float> read_floats(const void *device, std::size_t count) {
+    std::vector<float> host(count);
+    EXPECT_TRUE(device_->copy_device_to_host(host.data(), device, count * sizeof(float)).is_ok());
+    return host;
   }
 
   std::vector<std::uint8_t> read(const void *device, std::size_t bytes) {
@@ -124,8 +166,9 @@ class DeviceConformanceTest : public ::testing::TestWithParam<Backend> {
   // Declared first so that it is destroyed last: streams, graphs and executors must not
   // outlive their device.
   std::unique_ptr<Device> device_;
-  KernelRegistry kernels_;
+  std::unique_ptr<KernelRegistry> kernels_;
   std::vector<std::unique_ptr<Executor>> executors_;
+  std::vector<std::unique_ptr<testing::ExecutableRig>> rigs_;
   std::vector<std::unique_ptr<Stream>> streams_;
   std::vector<std::unique_ptr<Graph>> graphs_;
   std::vector<void *> allocations_;
@@ -252,8 +295,7 @@ TEST_P(DeviceConformanceTest, AFailedLaunchIsStickyUntilSynchronizeReportsAndCle
   Executor &executor = new_executor();
   std::byte *buffer = allocate(64);
   ASSERT_TRUE(device_->memset(buffer, 0x11, 64).is_ok());
-  const std::array<std::byte, 8> malformed{};
-  const Status enqueued = executor.enqueue(stream, malformed, {});
+  const Status enqueued = enqueue_malformed(executor, stream);
   if (!enqueued.is_ok()) {
     EXPECT_EQ(enqueued.code(), RRT_ERR_KERNEL_FAILED) << enqueued.message();
   }
@@ -276,8 +318,7 @@ TEST_P(DeviceConformanceTest, AStreamQueryIsDoneOnceItsWorkExecutedAndReportsNot
   ASSERT_TRUE(stream.enqueue_memset(buffer, 0x44, 64).is_ok());
   ASSERT_TRUE(stream.wait_idle().is_ok());
   EXPECT_TRUE(stream.query());
-  const std::array<std::byte, 8> malformed{};
-  (void)executor.enqueue(stream, malformed, {});
+  (void)enqueue_malformed(executor, stream);
   ASSERT_TRUE(stream.wait_idle().is_ok());
   EXPECT_TRUE(stream.query()) << "failed work counts as executed";
   EXPECT_EQ(stream.synchronize().code(), RRT_ERR_KERNEL_FAILED) << "the query left it pending";
@@ -288,7 +329,7 @@ TEST_P(DeviceConformanceTest, CreateExecutorRefusesAConfigWithoutKernels) {
   std::unique_ptr<Executor> executor;
   EXPECT_EQ(device_->create_executor(ExecutorConfig{}, &executor).code(), RRT_ERR_INVALID_ARGUMENT);
   ExecutorConfig config;
-  config.kernels = &kernels_;
+  config.kernels = kernels_.get();
   EXPECT_EQ(device_->create_executor(config, nullptr).code(), RRT_ERR_INVALID_ARGUMENT);
 }
 
@@ -332,8 +373,7 @@ TEST_P(DeviceConformanceTest, AFailureStaysOnItsStreamAndIsReportedOnce) {
   const std::unique_ptr<Event> event = new_event();
   std::byte *buffer = allocate(64);
   ASSERT_TRUE(device_->memset(buffer, 0x11, 64).is_ok());
-  const std::array<std::byte, 8> malformed{};
-  (void)executor.enqueue(failing, malformed, {});
+  (void)enqueue_malformed(executor, failing);
   ASSERT_TRUE(failing.record_event(*event).is_ok());
   ASSERT_TRUE(waiting.wait_event(*event).is_ok());
   ASSERT_TRUE(waiting.enqueue_memset(buffer, 0x22, 64).is_ok());
@@ -518,6 +558,193 @@ TEST_P(DeviceConformanceTest, ANewAllocationAtACapturedBaseIsStale) {
     EXPECT_EQ(read(reused, 64), filled(64, 0)) << "the stale replay did not write the new block";
   } else {
     RecordProperty("aba", "the allocator never handed the captured base out again");
+  }
+}
+
+// ---- executing prepared callables: every backend computes the same outputs ----------------
+
+std::vector<float> ramp(std::size_t count, float scale) {
+  std::vector<float> values(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    values[i] = scale * static_cast<float>(i) - 3.0F;
+  }
+  return values;
+}
+
+TEST_P(DeviceConformanceTest, AChainOfBuiltinsThroughAnIntermediateComputesItsOutput) {
+  Stream &stream = new_stream();
+  Executor &executor = new_executor();
+  testing::CallableBuilder builder;
+  builder.param(testing::f32({64})).param(testing::f32({64}, RRT_DIR_OUT));
+  builder.intermediate(testing::f32({64}));
+  builder.task(testing::kScale, {testing::param(0), testing::inter(0), testing::imm_f32(2.0F)});
+  builder.task(testing::kAdd, {testing::inter(0), testing::param(0), testing::param(1)});
+  testing::ExecutableRig &rig = new_rig(executor, builder.desc());
+  std::byte *x = allocate(256);
+  std::byte *y = allocate(256);
+  const std::vector<float> input = ramp(64, 0.5F);
+  write_floats(x, input);
+  void *const tensors[] = {x, y};
+  ASSERT_TRUE(executor.enqueue(stream, rig.executable(), rig.binding(tensors, {})).is_ok());
+  ASSERT_TRUE(stream.synchronize().is_ok());
+  const std::vector<float> out = read_floats(y, 64);
+  for (std::size_t i = 0; i < 64; ++i) {
+    EXPECT_EQ(out[i], input[i] * 2.0F + input[i]) << i;
+  }
+}
+
+TEST_P(DeviceConformanceTest, IndependentTasksAndTheirJoinReplayWithNewInputs) {
+  Stream &stream = new_stream();
+  Executor &executor = new_executor();
+  testing::CallableBuilder builder;
+  builder.param(testing::f32({128}))
+      .param(testing::f32({128}, RRT_DIR_OUT))
+      .param(testing::f32({128}, RRT_DIR_OUT))
+      .param(testing::f32({128}, RRT_DIR_OUT));
+  builder.task(testing::kScale, {testing::param(0), testing::param(1), testing::imm_f32(2.0F)});
+  builder.task(testing::kScale, {testing::param(0), testing::param(2), testing::imm_f32(4.0F)});
+  builder.task(testing::kAdd, {testing::param(1), testing::param(2), testing::param(3)});
+  testing::ExecutableRig &rig = new_rig(executor, builder.desc());
+  std::byte *x = allocate(512);
+  std::byte *a = allocate(512);
+  std::byte *b = allocate(512);
+  std::byte *c = allocate(512);
+  void *const tensors[] = {x, a, b, c};
+  ASSERT_TRUE(stream.begin_capture().is_ok());
+  ASSERT_TRUE(executor.enqueue(stream, rig.executable(), rig.binding(tensors, {})).is_ok());
+  Graph &graph = end_capture(stream);
+  for (const float scale : {1.0F, -0.25F}) {
+    const std::vector<float> input = ramp(128, scale);
+    write_floats(x, input);
+    ASSERT_TRUE(stream.replay(graph).is_ok());
+    ASSERT_TRUE(stream.synchronize().is_ok());
+    const std::vector<float> out = read_floats(c, 128);
+    for (std::size_t i = 0; i < 128; ++i) {
+      ASSERT_EQ(out[i], input[i] * 2.0F + input[i] * 4.0F) << i << " at scale " << scale;
+    }
+  }
+}
+
+TEST_P(DeviceConformanceTest, ACapturedLaunchReadsItsDeviceValuesAtEveryReplay) {
+  Stream &stream = new_stream();
+  Executor &executor = new_executor();
+  // out = cache[row] * factor, the row a view offset and the factor a device scalar.
+  testing::CallableBuilder builder;
+  builder.param(testing::f32({8, 4}))
+      .param(rrt_tensor_desc_t{RRT_DTYPE_I32, 1, {1}, RRT_DIR_IN, RRT_PARAM_SPACE_ANY})
+      .param(testing::f32({1}))
+      .param(testing::f32({4}, RRT_DIR_OUT));
+  builder.intermediate(testing::f32({4}));
+  builder.device_value(RRT_OPERAND_PARAM, 1, 0).device_value(RRT_OPERAND_PARAM, 2, 0);
+  builder.view(RRT_OPERAND_PARAM, 0, {4}, 0, 0, 4, 7);
+  builder.task(testing::kCopy, {testing::view(0), testing::inter(0)});
+  builder.task(testing::kScale,
+               {testing::inter(0), testing::param(3), testing::device_value(1)});
+  testing::ExecutableRig &rig = new_rig(executor, builder.desc());
+  std::byte *cache = allocate(32 * sizeof(float));
+  std::byte *row = allocate(sizeof(std::int32_t));
+  std::byte *factor = allocate(sizeof(float));
+  std::byte *out = allocate(4 * sizeof(float));
+  const std::vector<float> rows = ramp(32, 1.0F);
+  write_floats(cache, rows);
+  void *const tensors[] = {cache, row, factor, out};
+  ASSERT_TRUE(stream.begin_capture().is_ok());
+  ASSERT_TRUE(executor.enqueue(stream, rig.executable(), rig.binding(tensors, {})).is_ok());
+  Graph &graph = end_capture(stream);
+  for (const auto &[index, scale] : {std::pair{2, 2.0F}, std::pair{7, 0.5F}, std::pair{0, -1.0F}}) {
+    ASSERT_TRUE(device_->copy_host_to_device(row, &index, sizeof index).is_ok());
+    write_floats(factor, {scale});
+    ASSERT_TRUE(stream.replay(graph).is_ok());
+    ASSERT_TRUE(stream.synchronize().is_ok());
+    const std::vector<float> got = read_floats(out, 4);
+    for (std::size_t i = 0; i < 4; ++i) {
+      EXPECT_EQ(got[i], rows[static_cast<std::size_t>(index) * 4 + i] * scale)
+          << "row " << index << " element " << i;
+    }
+  }
+}
+
+TEST_P(DeviceConformanceTest, DecoderBuiltinsComputeAStepAsTheSimulatorsKernelsDo) {
+  Stream &stream = new_stream();
+  Executor &executor = new_executor();
+  // One position of a toy attention block: kv_store both caches at pos, rope q at pos, then
+  // attention over positions 0..pos. hd 8, 2 heads, 1 KV head, 16 positions.
+  constexpr std::uint64_t kHd = 8;
+  constexpr std::uint64_t kHeads = 2;
+  constexpr std::uint64_t kPositions = 16;
+  testing::CallableBuilder builder;
+  builder.param(testing::f32({kHeads * kHd}, RRT_DIR_INOUT))                // q
+      .param(testing::f32({kHd}))                                           // k of the step
+      .param(testing::f32({kHd}))                                           // v of the step
+      .param(rrt_tensor_desc_t{RRT_DTYPE_I32, 1, {1}, RRT_DIR_IN, RRT_PARAM_SPACE_ANY})
+      .param(testing::f32({kPositions, kHd}, RRT_DIR_INOUT))                // k cache
+      .param(testing::f32({kPositions, kHd}, RRT_DIR_INOUT))                // v cache
+      .param(testing::f32({kHeads * kHd}, RRT_DIR_OUT));                    // out
+  builder.task(testing::kKvStore, {testing::param(1), testing::param(3), testing::param(4),
+                                   testing::imm(1), testing::imm(kHd), testing::imm(kPositions)});
+  builder.task(testing::kKvStore, {testing::param(2), testing::param(3), testing::param(5),
+                                   testing::imm(1), testing::imm(kHd), testing::imm(kPositions)});
+  builder.task(testing::kRope, {testing::param(3), testing::param(0), testing::imm(1),
+                                testing::imm(kHeads), testing::imm(kHd),
+                                testing::imm_f32(10000.0F)});
+  builder.task(testing::kAttention,
+               {testing::param(0), testing::param(4), testing::param(5), testing::param(3),
+                testing::param(6), testing::imm(1), testing::imm(kHeads), testing::imm(1),
+                testing::imm(kHd), testing::imm(kPositions)});
+  testing::ExecutableRig &rig = new_rig(executor, builder.desc());
+  std::vector<std::byte *> buffers;
+  for (const std::uint64_t floats :
+       {kHeads * kHd, kHd, kHd, std::uint64_t{1}, kPositions * kHd, kPositions * kHd,
+        kHeads * kHd}) {
+    buffers.push_back(allocate(floats * sizeof(float)));
+  }
+  const std::vector<float> k_cache = ramp(kPositions * kHd, 0.01F);
+  const std::vector<float> v_cache = ramp(kPositions * kHd, -0.02F);
+  const std::vector<float> q = ramp(kHeads * kHd, 0.1F);
+  const std::vector<float> k = ramp(kHd, 0.3F);
+  const std::vector<float> v = ramp(kHd, 0.2F);
+  const std::int32_t pos = 5;
+  write_floats(buffers[0], q);
+  write_floats(buffers[1], k);
+  write_floats(buffers[2], v);
+  ASSERT_TRUE(device_->copy_host_to_device(buffers[3], &pos, sizeof pos).is_ok());
+  write_floats(buffers[4], k_cache);
+  write_floats(buffers[5], v_cache);
+  const std::vector<void *> tensors(buffers.begin(), buffers.end());
+  ASSERT_TRUE(executor.enqueue(stream, rig.executable(), rig.binding(tensors, {})).is_ok());
+  ASSERT_TRUE(stream.synchronize().is_ok());
+  const std::vector<float> got = read_floats(buffers[6], kHeads * kHd);
+
+  // The reference: the simulator's CPU kernels on host copies of the same operands.
+  std::vector<float> ref_q = q;
+  std::vector<float> ref_k = k_cache;
+  std::vector<float> ref_v = v_cache;
+  std::vector<float> ref_out(kHeads * kHd);
+  std::int32_t ref_pos = pos;
+  const auto run = [](const char *name, std::vector<void *> t, std::vector<std::uint64_t> bytes,
+                      std::vector<std::uint64_t> scalars) {
+    const rrt_kernel_args_t args{static_cast<std::uint32_t>(t.size()),
+                                 t.data(),
+                                 bytes.data(),
+                                 static_cast<std::uint32_t>(scalars.size()),
+                                 scalars.data(),
+                                 0,
+                                 nullptr};
+    ASSERT_EQ(sim::builtin_host_kernel(name)(&args, nullptr), 0) << name;
+  };
+  std::vector<float> ref_k_step = k;
+  std::vector<float> ref_v_step = v;
+  run("kv_store", {ref_k_step.data(), &ref_pos, ref_k.data()}, {kHd * 4, 4, kPositions * kHd * 4},
+      {1, kHd, kPositions});
+  run("kv_store", {ref_v_step.data(), &ref_pos, ref_v.data()}, {kHd * 4, 4, kPositions * kHd * 4},
+      {1, kHd, kPositions});
+  run("rope", {&ref_pos, ref_q.data()}, {4, kHeads * kHd * 4},
+      {1, kHeads, kHd, rrt_scalar_from_f32(10000.0F)});
+  run("attention", {ref_q.data(), ref_k.data(), ref_v.data(), &ref_pos, ref_out.data()},
+      {kHeads * kHd * 4, kPositions * kHd * 4, kPositions * kHd * 4, 4, kHeads * kHd * 4},
+      {1, kHeads, 1, kHd, kPositions});
+  for (std::size_t i = 0; i < ref_out.size(); ++i) {
+    EXPECT_NEAR(got[i], ref_out[i], 1e-5F * (1.0F + std::fabs(ref_out[i]))) << i;
   }
 }
 

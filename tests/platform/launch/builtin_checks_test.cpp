@@ -9,6 +9,7 @@
 
 #include "platform/launch/builtin_kernels.h"
 #include "platform/launch/kernel_registry.h"
+#include "platform/sim/kernels/builtin_kernels.h"
 
 namespace replayrt {
 namespace {
@@ -137,16 +138,16 @@ std::vector<Case> cases_for(const std::string &name, std::vector<float> &pool) {
 }
 
 TEST(BuiltinChecksTest, TheHostCheckReturnsWhatTheCpuKernelReturns) {
-  for (const BuiltinKernel &kernel : builtin_kernels()) {
+  for (const BuiltinKernelSpec &kernel : builtin_kernel_specs()) {
     const auto check = builtin_operand_check(kernel.name);
     ASSERT_NE(check, nullptr) << kernel.name;
     std::vector<float> pool(256, 0.5F);
     for (const Case &c : cases_for(kernel.name, pool)) {
       const rrt_kernel_args_t args{static_cast<std::uint32_t>(c.tensors.size()), c.tensors.data(),
                                    c.bytes.data(), static_cast<std::uint32_t>(c.scalars.size()),
-                                   c.scalars.data()};
+                                   c.scalars.data(), 0, nullptr};
       const int host = check(&args);
-      const int cpu = kernel.sim_host_fn(&args, nullptr);
+      const int cpu = sim::builtin_host_kernel(kernel.name)(&args, nullptr);
       EXPECT_EQ(host, cpu) << kernel.name << ": " << c.what;
       if (c.what == "valid") {
         EXPECT_EQ(host, 0) << kernel.name;
@@ -156,17 +157,18 @@ TEST(BuiltinChecksTest, TheHostCheckReturnsWhatTheCpuKernelReturns) {
   }
 }
 
-TEST(BuiltinChecksTest, TheRegistryGivesEveryBuiltinItsHostCheckAndNativeLauncher) {
-  const KernelRegistry kernels;
-  for (const BuiltinKernel &builtin : builtin_kernels()) {
+TEST(BuiltinChecksTest, TheRegistryGivesEveryBuiltinItsHostCheckAndTheBackendsLauncher) {
+  const KernelRegistry kernels(sim::builtin_launchers());
+  const KernelRegistry declared({});
+  for (const BuiltinKernelSpec &builtin : builtin_kernel_specs()) {
     std::int32_t id = -1;
     ASSERT_TRUE(kernels.find(builtin.name, &id).is_ok());
     EXPECT_EQ(kernels.entry(id).check_operands, builtin_operand_check(builtin.name));
-#if defined(REPLAYRT_HAVE_CUDA)
-    EXPECT_NE(kernels.entry(id).native_launch, nullptr) << builtin.name;
-#else
+    EXPECT_EQ(kernels.entry(id).host_fn, sim::builtin_host_kernel(builtin.name));
     EXPECT_EQ(kernels.entry(id).native_launch, nullptr) << builtin.name;
-#endif
+    ASSERT_TRUE(declared.find(builtin.name, &id).is_ok());
+    EXPECT_FALSE(declared.entry(id).has_launcher()) << "declared only, for sizing";
+    EXPECT_EQ(declared.entry(id).check_operands, builtin_operand_check(builtin.name));
   }
 }
 

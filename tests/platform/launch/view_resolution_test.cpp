@@ -146,16 +146,63 @@ TEST_F(ViewResolutionTest, ADeviceValueOutsideItsSourceIsRefused) {
             OperandError::kBadDeviceValue);
 }
 
-TEST_F(ViewResolutionTest, WithoutAReaderADeviceValueIsUnreadableAndAFixedViewResolves) {
+TEST_F(ViewResolutionTest, WithoutAReaderDeviceValuesBecomeDeviceOperandsTheWorkReads) {
   views_ = {row_view(7)};
-  views_[0].offset_value = -1;
+  device_values_ = {value(0, RRT_DTYPE_I32), value(2, RRT_DTYPE_F32)};
+  ASSERT_EQ(resolve({operand(ImageOperandKind::kView, 0),
+                     operand(ImageOperandKind::kDeviceValue, 1)},
+                    1, 1, nullptr),
+            OperandError::kNone);
+  EXPECT_EQ(out_.addresses[0], static_cast<void *>(cache_.data())) << "the view at offset 0";
+  EXPECT_EQ(out_.sizes[0], 16U);
+  EXPECT_EQ(out_.scalars[0], 0U);
+  ASSERT_EQ(out_.num_device_operands, 2U);
+  const rrt_device_operand_t &offset = out_.device_operands[0];
+  EXPECT_EQ(offset.kind, RRT_DEVICE_OPERAND_VIEW_OFFSET);
+  EXPECT_EQ(offset.index, 0U);
+  EXPECT_EQ(offset.value, static_cast<const void *>(values_.data()));
+  EXPECT_EQ(offset.dtype, static_cast<std::uint32_t>(RRT_DTYPE_I32));
+  EXPECT_EQ(offset.stride_bytes, 16U);
+  EXPECT_EQ(offset.value_max, 7U);
+  const rrt_device_operand_t &scalar = out_.device_operands[1];
+  EXPECT_EQ(scalar.kind, RRT_DEVICE_OPERAND_SCALAR);
+  EXPECT_EQ(scalar.index, 0U);
+  EXPECT_EQ(scalar.value, static_cast<const void *>(values_.data() + 2));
+  const rrt_kernel_args_t args = out_.args();
+  EXPECT_EQ(args.num_device_operands, 2U);
+  EXPECT_EQ(args.device_operands, out_.device_operands.data());
+  EXPECT_EQ(resolve({operand(ImageOperandKind::kView, 0)}, 1, 0), OperandError::kNone);
+  EXPECT_EQ(out_.num_device_operands, 0U) << "with a reader nothing is left to the work";
+  EXPECT_EQ(out_.args().device_operands, nullptr);
+}
+
+TEST_F(ViewResolutionTest, WithoutAReaderEveryAdmissibleOffsetMustStayInsideTheBase) {
+  views_ = {row_view(8)};  // rows 0..8 of a cache of 8 rows: the last one reaches past it
   device_values_ = {value(0, RRT_DTYPE_I32)};
+  EXPECT_EQ(resolve({operand(ImageOperandKind::kView, 0)}, 1, 0, nullptr), OperandError::kBadView);
+  views_[0].offset_value_max = 7;
   EXPECT_EQ(resolve({operand(ImageOperandKind::kView, 0)}, 1, 0, nullptr), OperandError::kNone);
-  EXPECT_EQ(resolve({operand(ImageOperandKind::kDeviceValue, 0)}, 0, 1, nullptr),
-            OperandError::kDeviceValueUnreadable);
-  views_[0].offset_value = 0;
-  EXPECT_EQ(resolve({operand(ImageOperandKind::kView, 0)}, 1, 0, nullptr),
-            OperandError::kDeviceValueUnreadable);
+}
+
+TEST_F(ViewResolutionTest, BakedAddressesAreRelativeToTheSectionsBakedBase) {
+  ViewRecord view{};
+  view.source = static_cast<std::uint32_t>(ImageTensorSource::kBaked);
+  view.address = 0x40;
+  view.base_bytes = 256;
+  view.byte_offset = 16;
+  view.bytes = 32;
+  view.offset_value = -1;
+  views_ = {view};
+  OperandRecord baked = operand(ImageOperandKind::kBaked, 0);
+  baked.value = 0x100;
+  baked.bytes = 64;
+  const std::vector<OperandRecord> operands = {baked, operand(ImageOperandKind::kView, 0)};
+  ASSERT_EQ(resolve_task_operands(task_over(0, 2, 0),
+                                  OperandSections{operands, views_, device_values_, 0x10000},
+                                  payload_, &read_host, &out_),
+            OperandError::kNone);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(out_.addresses[0]), 0x10100U);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(out_.addresses[1]), 0x10050U);
 }
 
 TEST_F(ViewResolutionTest, ViewsAndDeviceValuesHaveTheirPositions) {

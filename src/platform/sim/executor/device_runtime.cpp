@@ -13,6 +13,7 @@
 #include "platform/launch/operand_resolution.h"
 #include "platform/launch/profile_records.h"
 #include "platform/launch/task_graph_image.h"
+#include "platform/launch/task_graph_view.h"
 #include "platform/sim/spin_wait.h"
 
 namespace replayrt::sim {
@@ -51,7 +52,7 @@ std::uint64_t now_ns() {
 // Runs one kernel. Kernels must not throw; one that does fails its task with kKernelThrew.
 int call_kernel(const KernelEntry &kernel, const rrt_kernel_args_t &args) noexcept {
   try {
-    return kernel.sim_host_fn(&args, kernel.user);
+    return kernel.host_fn(&args, kernel.user);
   } catch (...) {
     return kKernelThrew;
   }
@@ -150,7 +151,7 @@ struct Execution {
   int run_task(std::uint32_t t, unsigned worker, OffsetFailure *offset) {
     const TaskRecord &task = tasks[t];
     if (!kernels->contains(task.kernel_id) ||
-        kernels->entry(task.kernel_id).sim_host_fn == nullptr) {
+        kernels->entry(task.kernel_id).host_fn == nullptr) {
       stop(Inconsistency::kUnknownKernel, t, static_cast<std::uint32_t>(task.kernel_id));
       return 0;
     }
@@ -370,13 +371,43 @@ Status check_seed(const SchedulerStateHeader &seed, const std::uint32_t *ready,
 DeviceRuntime::DeviceRuntime(const KernelRegistry &kernels, unsigned workers)
     : kernels_(kernels), pool_(workers > 1 ? workers - 1 : 0) {}
 
-Status DeviceRuntime::enqueue(Stream &stream, std::span<const std::byte> invocation,
-                              std::span<const void *const> referenced) {
+namespace {
+
+// The simulator's device reads the uploaded image itself at every execution: a prepared
+// callable carries nothing beyond having passed prepare's checks.
+class SimExecutable final : public PreparedExecutable {};
+
+}  // namespace
+
+Status DeviceRuntime::prepare(const TaskGraphSpec &spec,
+                              std::unique_ptr<PreparedExecutable> *out) {
+  TaskGraphView view;
+  RRT_RETURN_IF_ERROR(view_task_graph(spec.image, &view));
+  for (std::uint32_t t = 0; t < view.header.num_tasks; ++t) {
+    const std::int32_t kernel = view.tasks[t].kernel_id;
+    if (!kernels_.contains(kernel) || kernels_.entry(kernel).host_fn == nullptr) {
+      return Status::error(
+          RRT_ERR_UNSUPPORTED,
+          format("callable %d task %u names kernel %d, which the simulator cannot run (it has "
+                 "no host function)",
+                 view.header.callable_id, t, kernel));
+    }
+  }
+  *out = std::make_unique<SimExecutable>();
+  return Status::ok();
+}
+
+Status DeviceRuntime::enqueue(Stream &stream, const PreparedExecutable &executable,
+                              const LaunchBinding &binding) {
+  if (dynamic_cast<const SimExecutable *>(&executable) == nullptr) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                         "simulator launch of a callable another executor prepared");
+  }
   LaunchRequest launch;
   launch.entry = &DeviceRuntime::entry;
   launch.entry_context = this;
-  launch.invocation = invocation;
-  launch.referenced = referenced;
+  launch.invocation = binding.invocation;
+  launch.referenced = binding.referenced;
   return stream.enqueue_launch(launch);
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <span>
 
 #include "common/status.h"
@@ -40,9 +41,14 @@ class DeviceRuntime final : public Executor {
   // `workers` >= 1 device workers per invocation. `kernels` must outlive this object.
   DeviceRuntime(const KernelRegistry &kernels, unsigned workers);
 
-  // Enqueues entry() with this object and the invocation as a launch on `stream`.
-  Status enqueue(Stream &stream, std::span<const std::byte> invocation,
-                 std::span<const void *const> referenced) override;
+  // Checks the image (view_task_graph) and that every task's kernel has a host function; the
+  // executable it makes holds nothing else (the device reads the uploaded image).
+  Status prepare(const TaskGraphSpec &spec, std::unique_ptr<PreparedExecutable> *out) override;
+  // Enqueues entry() with this object and the binding's invocation as a launch on `stream`;
+  // the image the invocation names is read from device memory when it executes (the
+  // binding's gm_heap is baked into that image and not used here).
+  Status enqueue(Stream &stream, const PreparedExecutable &executable,
+                 const LaunchBinding &binding) override;
 
   // The DeviceEntry the sim stream calls; `self` is this object.
   static Status entry(void *self, const std::byte *invocation, std::size_t bytes);

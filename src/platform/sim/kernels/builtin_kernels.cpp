@@ -1,4 +1,4 @@
-#include "platform/launch/builtin_kernels.h"
+#include "platform/sim/kernels/builtin_kernels.h"
 
 #include <algorithm>
 #include <array>
@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "platform/launch/builtin_checks.h"
+#include "platform/launch/builtin_kernels.h"
 #include "platform/launch/operand_checks.h"
 #include "platform/sim/kernels/decoder_kernels.h"
 
@@ -267,28 +268,43 @@ int gelu_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
   return kOk;
 }
 
-constexpr std::array<BuiltinKernel, 15> kBuiltinKernels{{
-    {"fill", fill_kernel, 1, 1},
-    {"copy", copy_kernel, 2, 0},
-    {"add", add_kernel, 3, 0},
-    {"mul", mul_kernel, 3, 0},
-    {"scale", scale_kernel, 2, 1},
-    {"matmul", matmul_kernel, 3, 3},
-    {"softmax", softmax_kernel, 2, 1},
-    {"rmsnorm", rmsnorm_kernel, 3, 2},
-    {"silu", silu_kernel, 2, 0},
-    {"gelu", gelu_kernel, 2, 0},
-    {"linear", sim_kernels::linear_kernel, 3, 4},
-    {"embedding", sim_kernels::embedding_kernel, 3, 4},
-    {"rope", sim_kernels::rope_kernel, 2, 4},
-    {"kv_store", sim_kernels::kv_store_kernel, 3, 3},
-    {"attention", sim_kernels::attention_kernel, 5, 5},
+// In builtin_kernel_specs() order.
+constexpr std::array<BuiltinLauncher, 15> kLaunchers{{
+    {fill_kernel, nullptr, nullptr},
+    {copy_kernel, nullptr, nullptr},
+    {add_kernel, nullptr, nullptr},
+    {mul_kernel, nullptr, nullptr},
+    {scale_kernel, nullptr, nullptr},
+    {matmul_kernel, nullptr, nullptr},
+    {softmax_kernel, nullptr, nullptr},
+    {rmsnorm_kernel, nullptr, nullptr},
+    {silu_kernel, nullptr, nullptr},
+    {gelu_kernel, nullptr, nullptr},
+    {sim_kernels::linear_kernel, nullptr, nullptr},
+    {sim_kernels::embedding_kernel, nullptr, nullptr},
+    {sim_kernels::rope_kernel, nullptr, nullptr},
+    {sim_kernels::kv_store_kernel, nullptr, nullptr},
+    {sim_kernels::attention_kernel, nullptr, nullptr},
 }};
 
 }  // namespace
 
-std::span<const BuiltinKernel> builtin_kernels() noexcept {
-  return kBuiltinKernels;
+namespace sim {
+
+std::span<const BuiltinLauncher> builtin_launchers() noexcept {
+  return kLaunchers;
 }
+
+rrt_kernel_fn builtin_host_kernel(std::string_view name) noexcept {
+  const std::span<const BuiltinKernelSpec> specs = builtin_kernel_specs();
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].name == name) {
+      return kLaunchers[i].host_fn;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace sim
 
 }  // namespace replayrt

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "platform/sim/kernels/builtin_kernels.h"
 #include "platform/launch/kernel_registry.h"
 #include "platform/sim/executor/device_runtime.h"
 #include "platform/sim/sim_device.h"
@@ -69,7 +70,7 @@ class DeviceRuntimeTest : public ::testing::Test {
   }
 
   sim::SimDevice device_;
-  KernelRegistry kernels_;
+  KernelRegistry kernels_{sim::builtin_launchers()};
   std::unique_ptr<const Callable> callable_;
   std::vector<void *> allocations_;
   void *heap_ = nullptr;

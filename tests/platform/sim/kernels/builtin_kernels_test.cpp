@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "platform/launch/kernel_registry.h"
+#include "platform/sim/kernels/builtin_kernels.h"
 
 namespace replayrt {
 namespace {
@@ -28,13 +29,8 @@ constexpr float kUntouched = -7.25F;
 
 using Floats = std::vector<float>;
 
-const BuiltinKernel *find_kernel(std::string_view name) {
-  for (const BuiltinKernel &kernel : builtin_kernels()) {
-    if (name == kernel.name) {
-      return &kernel;
-    }
-  }
-  return nullptr;
+rrt_kernel_fn find_kernel(std::string_view name) {
+  return sim::builtin_host_kernel(name);
 }
 
 std::uint64_t f32(float value) {
@@ -69,7 +65,7 @@ struct Call {
 
   rrt_kernel_args_t args() const {
     return {static_cast<std::uint32_t>(addresses.size()), addresses.data(), bytes.data(),
-            static_cast<std::uint32_t>(scalars.size()), scalars.data()};
+            static_cast<std::uint32_t>(scalars.size()), scalars.data(), 0, nullptr};
   }
 
   int run(std::string_view name) const {
@@ -78,12 +74,12 @@ struct Call {
   }
 
   static int run_with(std::string_view name, const rrt_kernel_args_t &call_args) {
-    const BuiltinKernel *kernel = find_kernel(name);
+    const rrt_kernel_fn kernel = find_kernel(name);
     if (kernel == nullptr) {
       ADD_FAILURE() << "no built-in kernel named " << name;
       return -1;
     }
-    return kernel->sim_host_fn(&call_args, nullptr);
+    return kernel(&call_args, nullptr);
   }
 
   Floats &out() { return tensors.back(); }
@@ -219,11 +215,14 @@ TEST(BuiltinKernelTableTest, ListsEveryKernelInOrderWithItsOperandCounts) {
       {"silu", 2, 0},  {"gelu", 2, 0},     {"linear", 3, 4},    {"embedding", 3, 4},
       {"rope", 2, 4},  {"kv_store", 3, 3}, {"attention", 5, 5},
   };
-  const std::span<const BuiltinKernel> table = builtin_kernels();
+  const std::span<const BuiltinKernelSpec> table = builtin_kernel_specs();
+  const std::span<const BuiltinLauncher> launchers = sim::builtin_launchers();
   ASSERT_EQ(table.size(), expected.size());
+  ASSERT_EQ(launchers.size(), expected.size());
   for (std::size_t i = 0; i < table.size(); ++i) {
     EXPECT_EQ(std::string_view(table[i].name), expected[i].name) << "at index " << i;
-    EXPECT_NE(table[i].sim_host_fn, nullptr) << table[i].name;
+    EXPECT_NE(launchers[i].host_fn, nullptr) << table[i].name;
+    EXPECT_NE(table[i].check, nullptr) << table[i].name;
     EXPECT_EQ(table[i].num_tensors, expected[i].num_tensors) << table[i].name;
     EXPECT_EQ(table[i].num_scalars, expected[i].num_scalars) << table[i].name;
   }
@@ -232,14 +231,15 @@ TEST(BuiltinKernelTableTest, ListsEveryKernelInOrderWithItsOperandCounts) {
 TEST(BuiltinKernelTableTest, NamesAndFunctionsAreUnique) {
   std::set<std::string> names;
   std::set<rrt_kernel_fn> functions;
-  for (const BuiltinKernel &kernel : builtin_kernels()) {
+  for (const BuiltinKernelSpec &kernel : builtin_kernel_specs()) {
     EXPECT_TRUE(names.insert(kernel.name).second) << kernel.name;
-    EXPECT_TRUE(functions.insert(kernel.sim_host_fn).second) << kernel.name;
+    EXPECT_TRUE(functions.insert(sim::builtin_host_kernel(kernel.name)).second) << kernel.name;
   }
 }
 
 TEST(BuiltinKernelTableTest, EveryCallReturnsTheSameTable) {
-  EXPECT_EQ(builtin_kernels().data(), builtin_kernels().data());
+  EXPECT_EQ(builtin_kernel_specs().data(), builtin_kernel_specs().data());
+  EXPECT_EQ(sim::builtin_launchers().data(), sim::builtin_launchers().data());
 }
 
 // ---- checks every kernel shares ----------------------------------------------------------------
@@ -292,7 +292,7 @@ Call valid_call(std::string_view name) {
 
 std::vector<std::string> kernel_names() {
   std::vector<std::string> names;
-  for (const BuiltinKernel &kernel : builtin_kernels()) {
+  for (const BuiltinKernelSpec &kernel : builtin_kernel_specs()) {
     names.emplace_back(kernel.name);
   }
   return names;
@@ -355,7 +355,7 @@ TEST_P(EveryKernelTest, RejectsWrongOperandCounts) {
   args.tensor_bytes = nullptr;
   expect_rejected(call, name(), args, kWrongOperandCount);
 
-  EXPECT_EQ(find_kernel(name())->sim_host_fn(nullptr, nullptr), kWrongOperandCount);
+  EXPECT_EQ(find_kernel(name())(nullptr, nullptr), kWrongOperandCount);
 }
 
 TEST_P(EveryKernelTest, RejectsByteSizesThatAreNotWholeFloats) {
@@ -410,7 +410,7 @@ TEST_P(EveryKernelTest, UserPointerIsIgnored) {
   Call without_user = valid_call(name());
   int user_value = 42;
   const rrt_kernel_args_t args = with_user.args();
-  ASSERT_EQ(find_kernel(name())->sim_host_fn(&args, &user_value), kOk);
+  ASSERT_EQ(find_kernel(name())(&args, &user_value), kOk);
   ASSERT_EQ(without_user.run(name()), kOk);
   EXPECT_TRUE(same_bits(with_user.out(), without_user.out()));
   EXPECT_EQ(user_value, 42);
@@ -1048,14 +1048,16 @@ TEST(BuiltinKernelConcurrencyTest, ConcurrentCallsOnDifferentOperandsMatchSerial
 // A fresh registry holds every built-in under its name, with ids in table order (its
 // constructor aborts rather than leave one out).
 TEST(BuiltinKernelsTest, AFreshRegistryHoldsEveryBuiltinInTableOrder) {
-  const KernelRegistry registry;
-  const std::span<const BuiltinKernel> builtins = builtin_kernels();
+  const KernelRegistry registry(sim::builtin_launchers());
+  const std::span<const BuiltinKernelSpec> builtins = builtin_kernel_specs();
   ASSERT_EQ(registry.size(), static_cast<int>(builtins.size()));
   for (std::size_t i = 0; i < builtins.size(); ++i) {
     std::int32_t id = -1;
     ASSERT_TRUE(registry.find(builtins[i].name, &id).is_ok()) << builtins[i].name;
     EXPECT_EQ(id, static_cast<std::int32_t>(i)) << builtins[i].name;
-    EXPECT_EQ(registry.entry(id).sim_host_fn, builtins[i].sim_host_fn) << builtins[i].name;
+    EXPECT_EQ(registry.entry(id).host_fn, sim::builtin_host_kernel(builtins[i].name))
+        << builtins[i].name;
+    EXPECT_EQ(registry.entry(id).check_operands, builtins[i].check) << builtins[i].name;
   }
 }
 

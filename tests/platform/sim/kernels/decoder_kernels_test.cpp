@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "platform/sim/kernels/builtin_kernels.h"
+
 #include "platform/launch/builtin_kernels.h"
 #include "platform/launch/float_formats.h"
 
@@ -34,11 +36,11 @@ int run(std::string_view name, const std::vector<Bytes *> &tensors,
   }
   const rrt_kernel_args_t args{static_cast<std::uint32_t>(addresses.size()), addresses.data(),
                                sizes.data(), static_cast<std::uint32_t>(scalars.size()),
-                               scalars.data()};
-  for (const BuiltinKernel &kernel : builtin_kernels()) {
+                               scalars.data(), 0, nullptr};
+  for (const BuiltinKernelSpec &kernel : builtin_kernel_specs()) {
     if (name == kernel.name) {
       const int host = builtin_operand_check(name)(&args);
-      const int code = kernel.sim_host_fn(&args, nullptr);
+      const int code = sim::builtin_host_kernel(name)(&args, nullptr);
       if (code != kIndexOutOfRange) {
         EXPECT_EQ(host, code) << name << ": the host check agrees with the kernel";
       } else {
@@ -279,7 +281,7 @@ TEST(LinearKernelTest, RejectsSizesAnUnknownWdtypeAndOverlapsWithoutWriting) {
   std::vector<void *> addresses = {x.data(), w.data(), x.data()};
   std::vector<std::uint64_t> sizes = {x.size(), w.size(), 2ULL * 3 * 4};
   std::vector<std::uint64_t> scalars = {2, 4, 3, RRT_DTYPE_F32};
-  const rrt_kernel_args_t args{3, addresses.data(), sizes.data(), 4, scalars.data()};
+  const rrt_kernel_args_t args{3, addresses.data(), sizes.data(), 4, scalars.data(), 0, nullptr};
   EXPECT_EQ(builtin_operand_check("linear")(&args), kOverlappingOutput);
 }
 
@@ -566,7 +568,7 @@ TEST(AttentionKernelTest, RejectsAnOutputOverlappingTheCache) {
   std::vector<void *> addresses = {&pool[0], &pool[8], &pool[24], &pool[40], &pool[20]};
   std::vector<std::uint64_t> sizes = {32, 64, 64, 4, 32};
   std::vector<std::uint64_t> scalars = {1, 2, 1, 4, 4};
-  const rrt_kernel_args_t args{5, addresses.data(), sizes.data(), 5, scalars.data()};
+  const rrt_kernel_args_t args{5, addresses.data(), sizes.data(), 5, scalars.data(), 0, nullptr};
   EXPECT_EQ(builtin_operand_check("attention")(&args), kOverlappingOutput);
 }
 
