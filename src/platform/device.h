@@ -317,7 +317,14 @@ class Stream {
 
   virtual Status begin_capture() = 0;
   virtual Status end_capture(std::unique_ptr<Graph> *out) = 0;
+  // True while the stream captures: by begin_capture, or (capture_is_foreign) because the
+  // owner of its native stream captures that (CUDA: cudaStreamBeginCapture outside replayrt,
+  // as torch.cuda.graph does on a wrapped stream). Work enqueued then is recorded into the
+  // owner's graph, which replayrt neither sees nor checks at replay: synchronize, wait_idle,
+  // begin_capture and replay return RRT_ERR_INVALID_STATE, and an enqueue that fails
+  // invalidates the owner's capture, so its graph never silently lacks the work.
   virtual bool is_capturing() const = 0;
+  virtual bool capture_is_foreign() const { return false; }
 
   virtual Status replay(const Graph &graph) = 0;
 };

@@ -284,6 +284,14 @@ Status Engine::run_launch(ProgramRun &run, Stream *stream) {
                          "its context was finalized)");
   }
   Stream &target = stream != nullptr ? *stream : *own_streams_[static_cast<std::size_t>(run.slot_)];
+  if (target.capture_is_foreign()) {
+    // A program-mode run's buffers may move later (free + malloc); a graph replayrt does not
+    // own could not be checked for it at replay.
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         "program-mode runs cannot be captured by a capture replayrt does not "
+                         "own (the stream's native stream is being captured by its owner); "
+                         "capture a kernel-mode launch, whose addresses never move, instead");
+  }
   run.captured_ = target.is_capturing();
   Status enqueued;
   if (run.captured_) {

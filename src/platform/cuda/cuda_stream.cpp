@@ -17,6 +17,14 @@ Status capturing_error(const char *call) {
       format("stream %s while the stream is capturing; end the capture first", call));
 }
 
+Status captured_by_owner_error(const char *call) {
+  return Status::error(RRT_ERR_INVALID_STATE,
+                       format("stream %s while its native stream is being captured outside "
+                              "replayrt (cudaStreamBeginCapture by its owner); end that capture "
+                              "first",
+                              call));
+}
+
 }  // namespace
 
 // ---- CudaEvent -----------------------------------------------------------------------------
@@ -117,8 +125,10 @@ CudaStream::~CudaStream() {
   (void)device_.make_current();
   abandon_capture();
   const RelaxedCaptureGuard relaxed(api_);
-  (void)api_.stream_synchronize(stream_);
-  (void)api_.get_last_error();
+  if (!captured_by_owner()) {
+    (void)api_.stream_synchronize(stream_);
+    (void)api_.get_last_error();
+  }
   if (before_capture_ != nullptr) {
     (void)api_.event_destroy(before_capture_);
   }
@@ -145,10 +155,40 @@ void CudaStream::abandon_capture() noexcept {
 
 void CudaStream::fail_enqueue(const Status &why) {
   const std::lock_guard<std::mutex> lock(mutex_);
+  fail_locked(capture_locked(), why.is_ok() ? Status::error(RRT_ERR_INTERNAL, "an enqueue failed")
+                                            : why);
+}
+
+CudaStream::Capture CudaStream::capture_locked() const {
   if (capturing_.load(std::memory_order_acquire)) {
-    fail_capture_locked(why);
-  } else {
-    failure_->fail(why.is_ok() ? Status::error(RRT_ERR_INTERNAL, "an enqueue failed") : why);
+    return Capture::kOwn;
+  }
+  return captured_by_owner() ? Capture::kForeign : Capture::kNone;
+}
+
+bool CudaStream::captured_by_owner() const {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (api_.stream_is_capturing(stream_, &status) != cudaSuccess) {
+    (void)api_.get_last_error();
+    return false;
+  }
+  return status != cudaStreamCaptureStatusNone;
+}
+
+void CudaStream::fail_locked(Capture capture, Status why) {
+  switch (capture) {
+    case Capture::kOwn:
+      fail_capture_locked(why);
+      break;
+    case Capture::kForeign:
+      // The owner's graph would lack this work: querying a capturing stream is illegal, and
+      // CUDA invalidates the capture, so the owner's end of capture fails instead.
+      (void)api_.stream_query(stream_);
+      (void)api_.get_last_error();
+      break;
+    case Capture::kNone:
+      failure_->fail(std::move(why));
+      break;
   }
 }
 
@@ -159,25 +199,25 @@ void CudaStream::fail_capture_locked(const Status &why) {
   }
 }
 
-Status CudaStream::admit(std::span<const DeviceRange> ranges,
+Status CudaStream::admit(Capture capture, std::span<const DeviceRange> ranges,
                          std::span<const void *const> referenced, bool *skip) {
   *skip = false;
-  const bool capturing = capturing_.load(std::memory_order_acquire);
-  if (!capturing && failure_->is_pending()) {
+  if (capture == Capture::kNone && failure_->is_pending()) {
     *skip = true;
     return Status::ok();
   }
+  const bool own = capture == Capture::kOwn;
   const std::size_t first = declared_.size();
   Status refused = device_.with_table([&](const AllocationTable &table) -> Status {
     for (const DeviceRange &range : ranges) {
       RRT_RETURN_IF_ERROR(table.check_range(range.address, range.bytes, range.role));
-      if (capturing) {
+      if (own) {
         const auto owner = table.find(reinterpret_cast<std::uintptr_t>(range.address));
         declared_.push_back(CapturedAddress{reinterpret_cast<std::uintptr_t>(range.address),
                                             owner->base, owner->generation});
       }
     }
-    if (capturing) {
+    if (own) {
       for (const void *address : referenced) {
         const auto start = reinterpret_cast<std::uintptr_t>(address);
         const auto owner = table.find(start);
@@ -197,8 +237,8 @@ Status CudaStream::admit(std::span<const DeviceRange> ranges,
     return Status::ok();
   }
   declared_.resize(first);
-  if (capturing) {
-    fail_capture_locked(refused);
+  if (capture != Capture::kNone) {
+    fail_locked(capture, refused);
     return refused;
   }
   failure_->fail(std::move(refused));
@@ -206,66 +246,66 @@ Status CudaStream::admit(std::span<const DeviceRange> ranges,
   return Status::ok();
 }
 
-Status CudaStream::after_call(cudaError_t error, const char *call) {
+Status CudaStream::after_call(Capture capture, cudaError_t error, const char *call) {
   if (error == cudaSuccess) {
     return Status::ok();
   }
   (void)api_.get_last_error();
   Status failure = cuda_status(api_, error, call);
-  if (capturing_.load(std::memory_order_acquire)) {
-    fail_capture_locked(failure);
-  } else {
-    failure_->fail(failure);
-  }
+  fail_locked(capture, failure);
   return failure;
 }
 
 Status CudaStream::enqueue_copy_host_to_device(void *dst, const void *src, std::size_t bytes) {
   const std::lock_guard<std::mutex> lock(mutex_);
+  const Capture capture = capture_locked();
   const DeviceRange ranges[] = {{dst, bytes, "host-to-device copy destination"}};
   bool skip = false;
-  RRT_RETURN_IF_ERROR(admit(ranges, {}, &skip));
+  RRT_RETURN_IF_ERROR(admit(capture, ranges, {}, &skip));
   if (skip || bytes == 0) {
     return Status::ok();
   }
-  return after_call(api_.memcpy_async(dst, src, bytes, cudaMemcpyHostToDevice, stream_),
+  return after_call(capture, api_.memcpy_async(dst, src, bytes, cudaMemcpyHostToDevice, stream_),
                     "cudaMemcpyAsync");
 }
 
 Status CudaStream::enqueue_copy_device_to_host(void *dst, const void *src, std::size_t bytes) {
   const std::lock_guard<std::mutex> lock(mutex_);
+  const Capture capture = capture_locked();
   const DeviceRange ranges[] = {{src, bytes, "device-to-host copy source"}};
   bool skip = false;
-  RRT_RETURN_IF_ERROR(admit(ranges, {}, &skip));
+  RRT_RETURN_IF_ERROR(admit(capture, ranges, {}, &skip));
   if (skip || bytes == 0) {
     return Status::ok();
   }
-  return after_call(api_.memcpy_async(dst, src, bytes, cudaMemcpyDeviceToHost, stream_),
+  return after_call(capture, api_.memcpy_async(dst, src, bytes, cudaMemcpyDeviceToHost, stream_),
                     "cudaMemcpyAsync");
 }
 
 Status CudaStream::enqueue_copy_device_to_device(void *dst, const void *src, std::size_t bytes) {
   const std::lock_guard<std::mutex> lock(mutex_);
+  const Capture capture = capture_locked();
   const DeviceRange ranges[] = {{src, bytes, "device-to-device copy source"},
                                 {dst, bytes, "device-to-device copy destination"}};
   bool skip = false;
-  RRT_RETURN_IF_ERROR(admit(ranges, {}, &skip));
+  RRT_RETURN_IF_ERROR(admit(capture, ranges, {}, &skip));
   if (skip || bytes == 0) {
     return Status::ok();
   }
-  return after_call(api_.memcpy_async(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_),
+  return after_call(capture, api_.memcpy_async(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_),
                     "cudaMemcpyAsync");
 }
 
 Status CudaStream::enqueue_memset(void *dst, int value, std::size_t bytes) {
   const std::lock_guard<std::mutex> lock(mutex_);
+  const Capture capture = capture_locked();
   const DeviceRange ranges[] = {{dst, bytes, "memset destination"}};
   bool skip = false;
-  RRT_RETURN_IF_ERROR(admit(ranges, {}, &skip));
+  RRT_RETURN_IF_ERROR(admit(capture, ranges, {}, &skip));
   if (skip || bytes == 0) {
     return Status::ok();
   }
-  return after_call(api_.memset_async(dst, value, bytes, stream_), "cudaMemsetAsync");
+  return after_call(capture, api_.memset_async(dst, value, bytes, stream_), "cudaMemsetAsync");
 }
 
 Status CudaStream::enqueue_launch(const LaunchRequest & /*request*/) {
@@ -273,19 +313,20 @@ Status CudaStream::enqueue_launch(const LaunchRequest & /*request*/) {
                                  "CUDA streams cannot run host device entries; kernels run as "
                                  "native work");
   const std::lock_guard<std::mutex> lock(mutex_);
-  fail_capture_locked(refused);
+  fail_locked(capture_locked(), refused);
   return refused;
 }
 
 Status CudaStream::enqueue_native(const NativeWork &work) {
   const std::lock_guard<std::mutex> lock(mutex_);
+  const Capture capture = capture_locked();
   if (work.enqueue == nullptr) {
     Status refused = Status::error(RRT_ERR_INVALID_ARGUMENT, "native work without a function");
-    fail_capture_locked(refused);
+    fail_locked(capture, refused);
     return refused;
   }
   bool skip = false;
-  RRT_RETURN_IF_ERROR(admit({}, work.referenced, &skip));
+  RRT_RETURN_IF_ERROR(admit(capture, {}, work.referenced, &skip));
   if (skip) {
     return Status::ok();
   }
@@ -293,11 +334,7 @@ Status CudaStream::enqueue_native(const NativeWork &work) {
   if (code != 0) {
     Status failure =
         Status::error(RRT_ERR_KERNEL_FAILED, format("native launcher returned %d", code));
-    if (capturing_.load(std::memory_order_acquire)) {
-      fail_capture_locked(failure);
-    } else {
-      failure_->fail(failure);
-    }
+    fail_locked(capture, failure);
     return failure;
   }
   return Status::ok();
@@ -309,15 +346,16 @@ Status CudaStream::record_event(Event &event) {
   if (cuda_event == nullptr || &cuda_event->device() != &device_) {
     Status refused = Status::error(RRT_ERR_INVALID_ARGUMENT,
                                    "stream event record of an event of another device");
-    fail_capture_locked(refused);
+    fail_locked(capture_locked(), refused);
     return refused;
   }
-  const bool capturing = capturing_.load(std::memory_order_acquire);
-  RRT_RETURN_IF_ERROR(
-      after_call(api_.event_record_with_flags(cuda_event->handle(), stream_,
-                                              capturing ? cudaEventRecordExternal : 0),
-                 "cudaEventRecordWithFlags"));
-  if (!capturing) {
+  const Capture capture = capture_locked();
+  RRT_RETURN_IF_ERROR(after_call(
+      capture,
+      api_.event_record_with_flags(cuda_event->handle(), stream_,
+                                   capture != Capture::kNone ? cudaEventRecordExternal : 0),
+      "cudaEventRecordWithFlags"));
+  if (capture == Capture::kNone) {
     cuda_event->set_carried(failure_, failure_->pending_serial());
   }
   return Status::ok();
@@ -329,12 +367,14 @@ Status CudaStream::wait_event(Event &event) {
   if (cuda_event == nullptr || &cuda_event->device() != &device_) {
     Status refused =
         Status::error(RRT_ERR_INVALID_ARGUMENT, "stream event wait on an event of another device");
-    fail_capture_locked(refused);
+    fail_locked(capture_locked(), refused);
     return refused;
   }
-  const bool capturing = capturing_.load(std::memory_order_acquire);
+  const Capture capture = capture_locked();
   RRT_RETURN_IF_ERROR(after_call(
-      api_.stream_wait_event(stream_, cuda_event->handle(), capturing ? cudaEventWaitExternal : 0),
+      capture,
+      api_.stream_wait_event(stream_, cuda_event->handle(),
+                             capture != Capture::kNone ? cudaEventWaitExternal : 0),
       "cudaStreamWaitEvent"));
   return Status::ok();
 }
@@ -342,8 +382,13 @@ Status CudaStream::wait_event(Event &event) {
 Status CudaStream::synchronize() {
   {
     const std::lock_guard<std::mutex> lock(mutex_);
-    if (capturing_.load(std::memory_order_acquire)) {
-      return capturing_error("synchronize");
+    switch (capture_locked()) {
+      case Capture::kOwn:
+        return capturing_error("synchronize");
+      case Capture::kForeign:
+        return captured_by_owner_error("synchronize");
+      case Capture::kNone:
+        break;
     }
   }
   const RelaxedCaptureGuard relaxed(api_);
@@ -352,7 +397,12 @@ Status CudaStream::synchronize() {
   Status failure = failure_->report();
   if (waited != cudaSuccess) {
     (void)api_.get_last_error();
-    return cuda_status(api_, waited, "cudaStreamSynchronize");
+    Status error = cuda_status(api_, waited, "cudaStreamSynchronize");
+    // The stream's own earlier failure is reported with it, not lost.
+    return failure.is_ok() ? error
+                           : Status::error(error.code(), error.message() +
+                                                             "; the stream had failed before: " +
+                                                             failure.message());
   }
   return failure;
 }
@@ -361,14 +411,16 @@ Status CudaStream::wait_idle() {
   const RelaxedCaptureGuard relaxed(api_);
   RRT_RETURN_IF_ERROR(device_.make_current());
   const std::lock_guard<std::mutex> lock(mutex_);
-  const cudaError_t waited = capturing_.load(std::memory_order_acquire)
-                                 ? api_.event_synchronize(before_capture_)
-                                 : api_.stream_synchronize(stream_);
+  const Capture capture = capture_locked();
+  if (capture == Capture::kForeign) {
+    return captured_by_owner_error("wait_idle");
+  }
+  const bool own = capture == Capture::kOwn;
+  const cudaError_t waited =
+      own ? api_.event_synchronize(before_capture_) : api_.stream_synchronize(stream_);
   if (waited != cudaSuccess) {
     (void)api_.get_last_error();
-    return cuda_status(api_, waited,
-                       capturing_.load(std::memory_order_acquire) ? "cudaEventSynchronize"
-                                                                  : "cudaStreamSynchronize");
+    return cuda_status(api_, waited, own ? "cudaEventSynchronize" : "cudaStreamSynchronize");
   }
   return Status::ok();
 }
@@ -379,9 +431,12 @@ bool CudaStream::query() const {
     return true;
   }
   const std::lock_guard<std::mutex> lock(mutex_);
-  const bool capturing = capturing_.load(std::memory_order_acquire);
-  const cudaError_t state =
-      capturing ? api_.event_query(before_capture_) : api_.stream_query(stream_);
+  const Capture capture = capture_locked();
+  if (capture == Capture::kForeign) {
+    return true;  // querying a stream its owner captures would invalidate that capture
+  }
+  const cudaError_t state = capture == Capture::kOwn ? api_.event_query(before_capture_)
+                                                     : api_.stream_query(stream_);
   if (state != cudaSuccess) {
     (void)api_.get_last_error();
   }
@@ -390,9 +445,14 @@ bool CudaStream::query() const {
 
 Status CudaStream::begin_capture() {
   const std::lock_guard<std::mutex> lock(mutex_);
-  if (capturing_.load(std::memory_order_acquire)) {
-    return Status::error(RRT_ERR_INVALID_STATE,
-                         "stream begin_capture while the stream is already capturing");
+  switch (capture_locked()) {
+    case Capture::kOwn:
+      return Status::error(RRT_ERR_INVALID_STATE,
+                           "stream begin_capture while the stream is already capturing");
+    case Capture::kForeign:
+      return captured_by_owner_error("begin_capture");
+    case Capture::kNone:
+      break;
   }
   RRT_RETURN_IF_ERROR(device_.make_current());
   if (before_capture_ == nullptr) {
@@ -400,8 +460,9 @@ Status CudaStream::begin_capture() {
         cuda_status(api_, api_.event_create_with_flags(&before_capture_, cudaEventDisableTiming),
                     "cudaEventCreateWithFlags"));
   }
-  RRT_RETURN_IF_ERROR(
-      after_call(api_.event_record_with_flags(before_capture_, stream_, 0), "cudaEventRecord"));
+  RRT_RETURN_IF_ERROR(after_call(Capture::kNone,
+                                 api_.event_record_with_flags(before_capture_, stream_, 0),
+                                 "cudaEventRecord"));
   const cudaError_t began = api_.stream_begin_capture(stream_, cudaStreamCaptureModeThreadLocal);
   if (began != cudaSuccess) {
     (void)api_.get_last_error();
@@ -500,7 +561,11 @@ Status CudaStream::end_capture(std::unique_ptr<Graph> *out) {
 }
 
 bool CudaStream::is_capturing() const {
-  return capturing_.load(std::memory_order_acquire);
+  return capturing_.load(std::memory_order_acquire) || captured_by_owner();
+}
+
+bool CudaStream::capture_is_foreign() const {
+  return !capturing_.load(std::memory_order_acquire) && captured_by_owner();
 }
 
 Status CudaStream::replay(const Graph &graph) {
@@ -514,8 +579,13 @@ Status CudaStream::replay(const Graph &graph) {
                          "stream replay of a graph captured on a different device");
   }
   const std::lock_guard<std::mutex> lock(mutex_);
-  if (capturing_.load(std::memory_order_acquire)) {
-    return capturing_error("replay");
+  switch (capture_locked()) {
+    case Capture::kOwn:
+      return capturing_error("replay");
+    case Capture::kForeign:
+      return captured_by_owner_error("replay");
+    case Capture::kNone:
+      break;
   }
   RRT_RETURN_IF_ERROR(cuda_graph->check_addresses());
   if (failure_->is_pending()) {

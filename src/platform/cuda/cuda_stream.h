@@ -136,6 +136,7 @@ class CudaStream final : public Stream {
   Status begin_capture() override;
   Status end_capture(std::unique_ptr<Graph> *out) override;
   bool is_capturing() const override;
+  bool capture_is_foreign() const override;
   void fail_enqueue(const Status &why) override;
   Status replay(const Graph &graph) override;
   void *native_handle() const noexcept override { return stream_; }
@@ -146,14 +147,21 @@ class CudaStream final : public Stream {
     std::size_t bytes = 0;
     const char *role = "";
   };
+  // Who captures the stream: nobody, replayrt (begin_capture), or the native stream's owner.
+  enum class Capture { kNone, kOwn, kForeign };
 
+  Capture capture_locked() const;
+  bool captured_by_owner() const;
   // OK to enqueue: the ranges (and, while capturing, the referenced addresses) are live; while
-  // capturing they are recorded. A refusal while capturing fails the capture and is returned;
-  // outside a capture it becomes the sticky failure and *skip is set. *skip is also set while
-  // a sticky failure is stored (outside a capture).
-  Status admit(std::span<const DeviceRange> ranges, std::span<const void *const> referenced,
-               bool *skip);
-  Status after_call(cudaError_t error, const char *call);
+  // replayrt captures they are recorded. A refusal while capturing fails the capture
+  // (fail_locked) and is returned; outside a capture it becomes the sticky failure and *skip
+  // is set. *skip is also set while a sticky failure is stored (outside a capture).
+  Status admit(Capture capture, std::span<const DeviceRange> ranges,
+               std::span<const void *const> referenced, bool *skip);
+  Status after_call(Capture capture, cudaError_t error, const char *call);
+  // A failure of work enqueued now: replayrt's capture fails, the owner's capture is
+  // invalidated, or (no capture) it becomes the sticky failure.
+  void fail_locked(Capture capture, Status why);
   void fail_capture_locked(const Status &why);
   void abandon_capture() noexcept;
 

@@ -1,6 +1,7 @@
 // The CUDA backend's host logic over FakeCuda (no GPU): error mapping, allocation, capture
 // failure paths, the replay check, foreign memory and wrapped streams, with faults injected
 // through the CudaApi table.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -11,6 +12,8 @@
 #include "platform/cuda/cuda_device.h"
 #include "platform/cuda/cuda_status.h"
 #include "platform/cuda/cuda_stream.h"
+#include "runtime/engine.h"
+#include "support/callable_builder.h"
 #include "support/fake_cuda.h"
 
 namespace replayrt::cuda {
@@ -483,6 +486,122 @@ TEST_F(CudaBackendTest, AWrappedStreamUsesTheCallersHandleAndNeverDestroysIt) {
   }
   EXPECT_EQ(fake_.live_streams, streams);
   EXPECT_EQ(fake_.api().stream_destroy(mine), cudaSuccess);
+}
+
+// ---- a wrapped stream its owner captures (torch.cuda.graph) --------------------------------
+
+class CapturedByTheOwnerTest : public CudaBackendTest {
+ protected:
+  void SetUp() override {
+    std::unique_ptr<Device> device;
+    ASSERT_TRUE(CudaDevice::create(fake_.api(), 0, {}, &device).is_ok());
+    cuda_ = device.get();
+    ASSERT_TRUE(Engine::create(std::move(device), 1, &engine_).is_ok());
+    ASSERT_EQ(fake_.api().stream_create_with_flags(&native_, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_TRUE(cuda_->wrap_native_stream(native_, &wrapped_).is_ok());
+    x_ = cuda_->allocate(256);
+    y_ = cuda_->allocate(256);
+  }
+  void TearDown() override {
+    wrapped_.reset();
+    (void)fake_.api().stream_destroy(native_);
+    engine_.reset();
+  }
+
+  std::int32_t prepare_doubling() {
+    testing::CallableBuilder b;
+    b.param(testing::f32({64})).param(testing::f32({64}, RRT_DIR_OUT));
+    b.intermediate(testing::f32({64}));
+    b.task(testing::kScale, {testing::param(0), testing::inter(0), testing::imm_f32(2.0F)});
+    b.task(testing::kAdd, {testing::inter(0), testing::param(0), testing::param(1)});
+    std::int32_t id = -1;
+    const Status prepared = engine_->prepare_callable(b.desc(), &id);
+    EXPECT_TRUE(prepared.is_ok()) << prepared.message();
+    return id;
+  }
+
+  RunArgsView args() const { return RunArgsView{tensors_, {}}; }
+
+  Device *cuda_ = nullptr;
+  std::unique_ptr<Engine> engine_;
+  cudaStream_t native_ = nullptr;
+  std::unique_ptr<Stream> wrapped_;
+  void *x_ = nullptr;
+  void *y_ = nullptr;
+  std::vector<rrt_tensor_arg_t> tensors_ = {{nullptr, 256, RRT_SPACE_DEVICE},
+                                            {nullptr, 256, RRT_SPACE_DEVICE}};
+};
+
+TEST_F(CapturedByTheOwnerTest, AKernelLaunchLandsInTheOwnersGraphWithoutBreakingItsCapture) {
+  rrt_capacity_plan_t plan{};
+  plan.gm_heap_bytes = 256;
+  plan.gm_sm_bytes = 1024;
+  plan.runtime_pool_bytes = 4096;
+  ASSERT_TRUE(engine_->kernel_init(plan, 0, 0).is_ok());
+  const std::int32_t id = prepare_doubling();
+  tensors_[0].addr = x_;
+  tensors_[1].addr = y_;
+  std::unique_ptr<Stream> other;
+  ASSERT_TRUE(cuda_->create_stream(&other).is_ok());
+  ASSERT_TRUE(engine_->kernel_launch(id, args(), *other).is_ok()) << "the context's last stream";
+  ASSERT_TRUE(other->synchronize().is_ok());
+
+  ASSERT_EQ(fake_.api().stream_begin_capture(native_, cudaStreamCaptureModeThreadLocal),
+            cudaSuccess);
+  EXPECT_TRUE(wrapped_->is_capturing());
+  EXPECT_TRUE(wrapped_->capture_is_foreign());
+  const Status launched = engine_->kernel_launch(id, args(), *wrapped_);
+  ASSERT_TRUE(launched.is_ok()) << launched.message();
+  EXPECT_EQ(wrapped_->synchronize().code(), RRT_ERR_INVALID_STATE);
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(fake_.api().stream_end_capture(native_, &graph), cudaSuccess)
+      << "the launch must not have invalidated the owner's capture";
+  const std::vector<std::string> kernels = fake_.graph_node_kernels(graph);
+  EXPECT_NE(std::find(kernels.begin(), kernels.end(), "add"), kernels.end());
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(fake_.api().graph_instantiate_with_flags(&exec, graph, 0), cudaSuccess);
+  const std::vector<float> input(64, 2.0F);
+  ASSERT_TRUE(cuda_->copy_host_to_device(x_, input.data(), 256).is_ok());
+  ASSERT_EQ(fake_.api().graph_launch(exec, native_), cudaSuccess);
+  ASSERT_EQ(fake_.api().stream_synchronize(native_), cudaSuccess);
+  std::vector<float> out(64);
+  ASSERT_TRUE(cuda_->copy_device_to_host(out.data(), y_, 256).is_ok());
+  EXPECT_EQ(out[5], 6.0F);
+  EXPECT_EQ(fake_.api().graph_exec_destroy(exec), cudaSuccess);
+  EXPECT_EQ(fake_.api().graph_destroy(graph), cudaSuccess);
+  EXPECT_FALSE(wrapped_->is_capturing());
+}
+
+TEST_F(CapturedByTheOwnerTest, AProgramModeRunIsRefusedAndTheOwnersCaptureGoesOn) {
+  ASSERT_TRUE(engine_->program_init().is_ok());
+  const std::int32_t id = prepare_doubling();
+  tensors_[0].addr = x_;
+  tensors_[1].addr = y_;
+  std::unique_ptr<ProgramRun> run;
+  ASSERT_TRUE(engine_->run_prepare(id, args(), &run).is_ok());
+  ASSERT_EQ(fake_.api().stream_begin_capture(native_, cudaStreamCaptureModeThreadLocal),
+            cudaSuccess);
+  const Status launched = engine_->run_launch(*run, wrapped_.get());
+  EXPECT_EQ(launched.code(), RRT_ERR_INVALID_STATE);
+  EXPECT_NE(launched.message().find("kernel-mode"), std::string::npos) << launched.message();
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(fake_.api().stream_end_capture(native_, &graph), cudaSuccess);
+  EXPECT_EQ(fake_.api().graph_destroy(graph), cudaSuccess);
+  ASSERT_TRUE(engine_->run_launch(*run, wrapped_.get()).is_ok()) << "after the capture it runs";
+  EXPECT_TRUE(engine_->run_finalize(*run).is_ok());
+}
+
+TEST_F(CapturedByTheOwnerTest, AFailedEnqueueInvalidatesTheOwnersCapture) {
+  ASSERT_EQ(fake_.api().stream_begin_capture(native_, cudaStreamCaptureModeThreadLocal),
+            cudaSuccess);
+  float host[4] = {};
+  EXPECT_FALSE(wrapped_->enqueue_copy_host_to_device(host, host, sizeof host).is_ok())
+      << "a host pointer is no device destination";
+  cudaGraph_t graph = nullptr;
+  EXPECT_EQ(fake_.api().stream_end_capture(native_, &graph), cudaErrorStreamCaptureUnsupported)
+      << "the owner learns its graph lacks the work";
+  EXPECT_EQ(graph, nullptr);
+  EXPECT_TRUE(wrapped_->synchronize().is_ok()) << "and nothing stays sticky on the stream";
 }
 
 }  // namespace
