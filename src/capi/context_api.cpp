@@ -158,13 +158,15 @@ RRT_API rrt_status_t rrt_device_alloc(rrt_context_t ctx, size_t bytes, void **ou
     if (bytes == 0) {
       return Status::error(RRT_ERR_INVALID_ARGUMENT, "bytes is zero");
     }
-    void *ptr = ctx->engine->device().allocate(bytes);
-    if (ptr == nullptr) {
-      return Status::error(RRT_ERR_OUT_OF_MEMORY,
-                           replayrt::format("device allocation of %zu bytes failed", bytes));
-    }
+    void *ptr = nullptr;
+    RRT_RETURN_IF_ERROR(ctx->engine->device().try_allocate(bytes, &ptr));
     const std::lock_guard<std::mutex> lock(ctx->mutex);
-    ctx->caller_allocations.insert(ptr);
+    try {
+      ctx->caller_allocations.insert(ptr);
+    } catch (...) {
+      (void)ctx->engine->device().free(ptr);
+      throw;
+    }
     *out = ptr;
     return Status::ok();
   });

@@ -131,11 +131,13 @@ Status DeviceContext::allocate(const GuardedBlock &block, std::size_t bytes, voi
                  "kernel init only an empty block may allocate",
                  growth_point_name(block.point()), bytes));
     }
-    void *ptr = device_.allocate(bytes);
-    if (ptr == nullptr) {
-      return Status::error(RRT_ERR_OUT_OF_MEMORY,
-                           format("device allocation of %zu bytes for %s failed; nothing changed",
-                                  bytes, growth_point_name(block.point())));
+    void *ptr = nullptr;
+    if (Status allocated = device_.try_allocate(bytes, &ptr); !allocated.is_ok()) {
+      return Status::error(allocated.code(),
+                           format("device allocation of %zu bytes for %s failed (%s); nothing "
+                                  "changed",
+                                  bytes, growth_point_name(block.point()),
+                                  allocated.message().c_str()));
     }
     const auto info = device_.find_allocation(ptr);
     const std::uint64_t size = info ? info->size : bytes;

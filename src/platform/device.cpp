@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "common/format.h"
+
 namespace replayrt {
 
 std::size_t Device::first_range_outside_allocations(std::span<const AddressRange> ranges) const {
@@ -13,6 +15,16 @@ std::size_t Device::first_range_outside_allocations(std::span<const AddressRange
     }
   }
   return ranges.size();
+}
+
+Status Device::try_allocate(std::size_t bytes, void **out) {
+  *out = allocate(bytes);
+  if (*out == nullptr) {
+    return Status::error(RRT_ERR_OUT_OF_MEMORY,
+                         format("the %s device cannot allocate %zu bytes", properties().name,
+                                bytes));
+  }
+  return Status::ok();
 }
 
 Status Device::wrap_native_stream(void * /*native_stream*/, std::unique_ptr<Stream> * /*out*/) {

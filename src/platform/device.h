@@ -138,6 +138,11 @@ class Device {
   // An allocation of at least `bytes` (> 0) bytes aligned to properties().base_alignment, or
   // null when the device cannot provide it. A fault-injecting wrapper may also throw.
   virtual void *allocate(std::size_t bytes) = 0;
+  // allocate(), saying why it failed: RRT_ERR_OUT_OF_MEMORY when memory ran out, or the
+  // backend's status for another cause (CUDA: a device fault reported by cudaMalloc is
+  // RRT_ERR_KERNEL_FAILED naming it). *out is null on failure. Default: allocate(), any failure
+  // RRT_ERR_OUT_OF_MEMORY.
+  virtual Status try_allocate(std::size_t bytes, void **out);
   // Frees an allocation base. An unknown pointer, an interior pointer or a second free returns
   // RRT_ERR_INVALID_ARGUMENT and changes nothing.
   virtual Status free(void *ptr) = 0;

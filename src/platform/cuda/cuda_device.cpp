@@ -1,6 +1,7 @@
 #include "platform/cuda/cuda_device.h"
 
 #include <new>
+#include <vector>
 
 #include "common/align.h"
 #include "common/format.h"
@@ -93,18 +94,25 @@ Status CudaDevice::make_current() const {
 }
 
 void *CudaDevice::allocate(std::size_t bytes) {
+  void *ptr = nullptr;
+  return try_allocate(bytes, &ptr).is_ok() ? ptr : nullptr;
+}
+
+Status CudaDevice::try_allocate(std::size_t bytes, void **out) {
+  *out = nullptr;
   if (bytes == 0 || bytes > (std::size_t{1} << 46)) {
-    return nullptr;
+    return Status::error(RRT_ERR_OUT_OF_MEMORY,
+                         format("a CUDA allocation of %zu bytes (1 to 2^46)", bytes));
   }
   const std::size_t size = align_up(bytes, kAlignment);
   const RelaxedCaptureGuard relaxed(api_);
-  if (!make_current().is_ok()) {
-    return nullptr;
-  }
+  RRT_RETURN_IF_ERROR(make_current());
   void *raw = nullptr;
-  if (api_.malloc(&raw, size + kAlignment) != cudaSuccess || raw == nullptr) {
+  if (const cudaError_t error = api_.malloc(&raw, size + kAlignment);
+      error != cudaSuccess || raw == nullptr) {
     (void)api_.get_last_error();
-    return nullptr;
+    return cuda_status(api_, error == cudaSuccess ? cudaErrorMemoryAllocation : error,
+                       "cudaMalloc");
   }
   const std::uintptr_t base = align_up(reinterpret_cast<std::uintptr_t>(raw), kAlignment);
   const std::lock_guard<std::mutex> lock(mutex_);
@@ -116,46 +124,62 @@ void *CudaDevice::allocate(std::size_t bytes) {
         raw_pointers_.erase(slot.first);
       }
       (void)api_.free(raw);
-      return nullptr;
+      return Status::error(RRT_ERR_INTERNAL,
+                           format("cudaMalloc returned %p, which the allocation table already "
+                                  "holds",
+                                  raw));
     }
   } catch (const std::bad_alloc &) {
     raw_pointers_.erase(base);
     (void)api_.free(raw);
-    return nullptr;
+    return Status::error(RRT_ERR_OUT_OF_MEMORY, "host out of memory recording an allocation");
   }
-  return reinterpret_cast<void *>(base);
+  *out = reinterpret_cast<void *>(base);
+  return Status::ok();
 }
 
 Status CudaDevice::free(void *ptr) {
   const RelaxedCaptureGuard relaxed(api_);
   RRT_RETURN_IF_ERROR(make_current());
-  const std::lock_guard<std::mutex> lock(mutex_);
-  AllocationInfo erased;
-  RRT_RETURN_IF_ERROR(table_.erase(reinterpret_cast<std::uintptr_t>(ptr), &erased));
-  // The poison is ordered before the memory's release (release_evicted_locked synchronizes
-  // this stream first); a failure to enqueue it loses only the poison.
-  (void)api_.memset_async(ptr, kPoisonByte, erased.size, sync_stream_);
-  release_evicted_locked();
+  std::vector<void *> released;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    AllocationInfo erased;
+    RRT_RETURN_IF_ERROR(table_.erase(reinterpret_cast<std::uintptr_t>(ptr), &erased));
+    // The poison is ordered before the memory's release (release() synchronizes this stream
+    // first); a failure to enqueue it loses only the poison.
+    (void)api_.memset_async(ptr, kPoisonByte, erased.size, sync_stream_);
+    released = take_evicted_locked();
+  }
+  release(released);
   return Status::ok();
 }
 
-void CudaDevice::release_evicted_locked() {
+std::vector<void *> CudaDevice::take_evicted_locked() {
+  std::vector<void *> released;
   if (captures_.load(std::memory_order_acquire) != 0) {
-    return;
+    return released;
   }
   AllocationTable::Evicted evicted;
-  bool synchronized = false;
   while (table_.pop_evicted(&evicted)) {
-    if (!synchronized) {
-      (void)api_.stream_synchronize(sync_stream_);
-      synchronized = true;
-    }
     const auto raw = raw_pointers_.find(evicted.base);
     if (raw != raw_pointers_.end()) {
-      (void)api_.free(raw->second);
+      released.push_back(raw->second);
       raw_pointers_.erase(raw);
     }
   }
+  return released;
+}
+
+void CudaDevice::release(const std::vector<void *> &released) {
+  if (released.empty()) {
+    return;
+  }
+  (void)api_.stream_synchronize(sync_stream_);
+  for (void *raw : released) {
+    (void)api_.free(raw);
+  }
+  (void)api_.get_last_error();
 }
 
 void CudaDevice::capture_started() noexcept {
@@ -165,8 +189,12 @@ void CudaDevice::capture_started() noexcept {
 void CudaDevice::capture_ended() {
   if (captures_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     const RelaxedCaptureGuard relaxed(api_);
-    const std::lock_guard<std::mutex> lock(mutex_);
-    release_evicted_locked();
+    std::vector<void *> released;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      released = take_evicted_locked();
+    }
+    release(released);
   }
 }
 
@@ -253,12 +281,15 @@ Status CudaDevice::create_stream(std::unique_ptr<Stream> *out) {
 }
 
 Status CudaDevice::wrap_native_stream(void *native_stream, std::unique_ptr<Stream> *out) {
-  if (native_stream == nullptr || out == nullptr) {
+  const auto stream = static_cast<cudaStream_t>(native_stream);
+  if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread ||
+      out == nullptr) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT,
-                         "wrap_native_stream needs a cudaStream_t (the legacy default stream "
-                         "cannot be wrapped) and an output");
+                         "wrap_native_stream needs a created cudaStream_t (the legacy and "
+                         "per-thread default streams cannot be wrapped: they cannot be captured) "
+                         "and an output");
   }
-  *out = std::make_unique<CudaStream>(*this, static_cast<cudaStream_t>(native_stream), false);
+  *out = std::make_unique<CudaStream>(*this, stream, false);
   return Status::ok();
 }
 
@@ -308,9 +339,29 @@ Status CudaDevice::register_foreign(void *ptr, std::size_t bytes) {
         RRT_ERR_INVALID_ARGUMENT,
         format("register %p: not device memory of CUDA device %d", ptr, device_id_));
   }
+  // The pointer's attributes describe its first byte only: the whole range must lie in the one
+  // allocation that holds it.
+  CUdeviceptr base = 0;
+  std::size_t size = 0;
+  const CUresult ranged =
+      api_.driver_mem_get_address_range(&base, &size, reinterpret_cast<CUdeviceptr>(ptr));
+  if (ranged != CUDA_SUCCESS) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                         format("register %p: the driver reports no allocation holding it "
+                                "(cuMemGetAddressRange: CUresult %d)",
+                                ptr, static_cast<int>(ranged)));
+  }
+  const auto start = reinterpret_cast<std::uintptr_t>(ptr);
+  if (start < base || bytes > size - (start - base)) {
+    return Status::error(
+        RRT_ERR_INVALID_ARGUMENT,
+        format("register [%p, +%zu bytes): runs past the allocation at %p of %zu bytes that "
+               "holds it",
+               ptr, bytes, reinterpret_cast<const void *>(base), size));
+  }
   const std::lock_guard<std::mutex> lock(mutex_);
   std::uint64_t generation = 0;
-  return table_.insert(reinterpret_cast<std::uintptr_t>(ptr), bytes, true, &generation);
+  return table_.insert(start, bytes, true, &generation);
 }
 
 Status CudaDevice::unregister_foreign(void *ptr) {

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "platform/allocation_table.h"
 #include "platform/cuda/builtin_launchers.h"
@@ -31,7 +32,8 @@ struct CudaDeviceOptions {
 // AllocationTable. free() erases it (its generation retires, the free epoch advances), poisons
 // it with cudaMemsetAsync on the device's private stream and quarantines it; the real cudaFree
 // happens when the quarantine evicts it and no capture is in progress on any stream of the
-// device (cudaFree synchronizes the device).
+// device, outside the table lock (cudaFree synchronizes the device: other threads keep using
+// the table meanwhile).
 //
 // Synchronous copies and memset check their range in the table, then run cudaMemcpyAsync /
 // cudaMemsetAsync on a private non-blocking stream and synchronize that stream, holding the
@@ -62,6 +64,8 @@ class CudaDevice final : public Device {
   // naming this device's table.
   std::span<const BuiltinLauncher> builtin_launchers() const override;
   void *allocate(std::size_t bytes) override;
+  // cudaMalloc's own error: out of memory, or the fault it reports.
+  Status try_allocate(std::size_t bytes, void **out) override;
   Status free(void *ptr) override;
   Status copy_host_to_device(void *dst, const void *src, std::size_t bytes) override;
   Status copy_device_to_host(void *dst, const void *src, std::size_t bytes) override;
@@ -94,8 +98,12 @@ class CudaDevice final : public Device {
 
  private:
   CudaDevice(const CudaApi &api, int device_id, CudaDeviceOptions options);
-  // Requires mutex_. Frees evicted allocations unless a capture is in progress.
-  void release_evicted_locked();
+  // Requires mutex_: takes the evicted allocations out of the table (none while a capture is in
+  // progress) and returns their cudaMalloc pointers.
+  std::vector<void *> take_evicted_locked();
+  // Without mutex_ (cudaFree synchronizes the device): synchronizes the private stream (the
+  // poison) and frees `released`.
+  void release(const std::vector<void *> &released);
   Status copy(void *dst, const void *src, std::size_t bytes, cudaMemcpyKind kind,
               const void *device_dst, const void *device_src);
 

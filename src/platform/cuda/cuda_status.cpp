@@ -51,6 +51,10 @@ rrt_status_t map_cuda_error(cudaError_t error) noexcept {
     case cudaErrorHardwareStackError:
     case cudaErrorInvalidPc:
     case cudaErrorLaunchOutOfResources:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorNvlinkUncorrectable:
+    case cudaErrorContained:
+    case cudaErrorInvalidAddressSpace:
       return RRT_ERR_KERNEL_FAILED;
     default:
       return RRT_ERR_INTERNAL;
@@ -67,6 +71,11 @@ bool is_sticky_device_fault(cudaError_t error) noexcept {
     case cudaErrorMisalignedAddress:
     case cudaErrorHardwareStackError:
     case cudaErrorInvalidPc:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorNvlinkUncorrectable:
+    case cudaErrorContained:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorUnknown:
       return true;
     default:
       return false;

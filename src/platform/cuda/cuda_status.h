@@ -15,12 +15,14 @@ namespace replayrt::cuda {
 // for the device, unsupported operations → RRT_ERR_UNSUPPORTED; stream-capture errors
 // (cudaErrorStreamCapture*, cudaErrorCapturedEvent) and calls not permitted now →
 // RRT_ERR_INVALID_STATE; device faults (illegal address or instruction, launch failure,
-// assert, timeout, misaligned address, out of launch resources) → RRT_ERR_KERNEL_FAILED;
-// anything else → RRT_ERR_INTERNAL.
+// assert, timeout, misaligned address, out of launch resources, an illegal address space) and
+// hardware faults (uncorrectable ECC or NVLink errors, a contained error) →
+// RRT_ERR_KERNEL_FAILED; anything else → RRT_ERR_INTERNAL.
 rrt_status_t map_cuda_error(cudaError_t error) noexcept;
 
-// True for the errors after which the CUDA context is unusable (device faults): every later
-// call in the process fails.
+// True for the errors after which the CUDA context is unusable (device and hardware faults, and
+// cudaErrorUnknown, which the runtime reports for faults it cannot name): every later call in
+// the process fails.
 bool is_sticky_device_fault(cudaError_t error) noexcept;
 
 // OK for cudaSuccess; otherwise map_cuda_error's code with a message naming the call and the

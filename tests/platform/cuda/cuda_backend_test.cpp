@@ -2,6 +2,8 @@
 // failure paths, the replay check, foreign memory and wrapped streams, with faults injected
 // through the CudaApi table.
 #include <algorithm>
+#include <chrono>
+#include <future>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -486,6 +488,86 @@ TEST_F(CudaBackendTest, AWrappedStreamUsesTheCallersHandleAndNeverDestroysIt) {
   }
   EXPECT_EQ(fake_.live_streams, streams);
   EXPECT_EQ(fake_.api().stream_destroy(mine), cudaSuccess);
+}
+
+TEST(CudaErrorMappingTest, ErrorsThatLeaveTheProcessUnusableAreStickyDeviceFaults) {
+  for (const cudaError_t error : {cudaErrorECCUncorrectable, cudaErrorNvlinkUncorrectable,
+                                  cudaErrorContained, cudaErrorInvalidAddressSpace,
+                                  cudaErrorUnknown}) {
+    EXPECT_TRUE(is_sticky_device_fault(error)) << cudaGetErrorName(error);
+    const Status status = cuda_status(real_cuda_api(), error, "cudaStreamSynchronize");
+    EXPECT_NE(status.message().find("unusable"), std::string::npos) << status.message();
+  }
+  EXPECT_EQ(map_cuda_error(cudaErrorContained), RRT_ERR_KERNEL_FAILED);
+  EXPECT_EQ(map_cuda_error(cudaErrorECCUncorrectable), RRT_ERR_KERNEL_FAILED);
+}
+
+TEST_F(CudaBackendTest, AFailedAllocationSaysWhetherMemoryRanOutOrTheDeviceFaulted) {
+  create();
+  void *ptr = nullptr;
+  fake_.malloc_failures_left = 1;
+  Status failed = device_->try_allocate(4096, &ptr);
+  EXPECT_EQ(failed.code(), RRT_ERR_OUT_OF_MEMORY) << failed.message();
+  EXPECT_EQ(ptr, nullptr);
+  fake_.malloc_failures_left = 1;
+  fake_.malloc_error = cudaErrorIllegalAddress;
+  failed = device_->try_allocate(4096, &ptr);
+  EXPECT_EQ(failed.code(), RRT_ERR_KERNEL_FAILED) << failed.message();
+  EXPECT_NE(failed.message().find("cudaErrorIllegalAddress"), std::string::npos)
+      << failed.message();
+  EXPECT_EQ(fake_.live_device_blocks(), 0U);
+  fake_.malloc_error = cudaErrorMemoryAllocation;
+  ASSERT_TRUE(device_->try_allocate(4096, &ptr).is_ok());
+  EXPECT_NE(ptr, nullptr);
+}
+
+TEST_F(CudaBackendTest, ARegisteredForeignRangeMustLieInsideOneAllocation) {
+  create();
+  void *foreign = nullptr;
+  ASSERT_EQ(fake_.api().malloc(&foreign, 4096), cudaSuccess);
+  auto *bytes = static_cast<std::byte *>(foreign);
+  const Status too_long = device_->register_foreign(foreign, 8192);
+  EXPECT_EQ(too_long.code(), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(too_long.message().find("4096"), std::string::npos) << too_long.message();
+  EXPECT_EQ(device_->register_foreign(bytes + 100, 4000).code(), RRT_ERR_INVALID_ARGUMENT)
+      << "runs 4 bytes past the allocation";
+  EXPECT_FALSE(device_->find_allocation(foreign).has_value()) << "nothing was registered";
+  ASSERT_TRUE(device_->register_foreign(bytes + 96, 4000).is_ok()) << "inside: accepted";
+  EXPECT_TRUE(device_->unregister_foreign(bytes + 96).is_ok());
+  EXPECT_EQ(fake_.api().free(foreign), cudaSuccess);
+}
+
+TEST_F(CudaBackendTest, TheLegacyAndPerThreadDefaultStreamsCannotBeWrapped) {
+  create();
+  std::unique_ptr<Stream> wrapped;
+  for (cudaStream_t legacy : {cudaStreamLegacy, cudaStreamPerThread}) {
+    const Status refused = device_->wrap_native_stream(legacy, &wrapped);
+    EXPECT_EQ(refused.code(), RRT_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(refused.message().find("default stream"), std::string::npos) << refused.message();
+    EXPECT_EQ(wrapped, nullptr);
+  }
+}
+
+// While cudaFree runs (it synchronizes the whole device), other threads keep using the device.
+TEST_F(CudaBackendTest, CudaFreeRunsWithoutTheDeviceLock) {
+  create({.quarantine_bytes = 0});
+  struct Probe {
+    Device *device = nullptr;
+    bool others_ran = true;
+  } probe{device_.get(), true};
+  fake_.on_free_context = &probe;
+  fake_.on_free = [](void *raw) {
+    auto *p = static_cast<Probe *>(raw);
+    auto other = std::async(std::launch::async, [device = p->device] {
+      (void)device->memory_counters();
+    });
+    p->others_ran = p->others_ran && other.wait_for(std::chrono::seconds(5)) ==
+                                         std::future_status::ready;
+  };
+  void *buffer = device_->allocate(4096);
+  ASSERT_TRUE(device_->free(buffer).is_ok());
+  fake_.on_free = nullptr;
+  EXPECT_TRUE(probe.others_ran) << "another thread waited for the device lock during cudaFree";
 }
 
 // ---- a wrapped stream its owner captures (torch.cuda.graph) --------------------------------
