@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "abi_queries.h"
+#include "test_platform.h"
 
 namespace {
 
@@ -22,7 +23,7 @@ std::atomic<std::uint64_t> next_generation{1 << 20};
 rrt_context_t make_context(unsigned workers = 1) {
   rrt_context_options_t options{};
   options.struct_size = sizeof options;
-  options.platform = RRT_PLATFORM_SIM;
+  options.platform = replayrt::testing::test_platform();
   options.device_workers = workers;
   rrt_context_t ctx = nullptr;
   EXPECT_EQ(rrt_context_create(&options, &ctx), RRT_OK);
@@ -445,7 +446,7 @@ TEST(KernelLaunchTest, ALaunchReturnsWithoutWaitingForTheDevice) {
   rrt_context_t ctx = make_context();
   std::atomic<bool> gate{false};
   std::int32_t gated = -1;
-  ASSERT_EQ(rrt_kernel_register(ctx, "gated", &gated_kernel, &gate, &gated), RRT_OK);
+  ASSERT_EQ(replayrt::testing::register_host_kernel(ctx, "gated", &gated_kernel, &gate, &gated), RRT_OK);
   rrt_tensor_desc_t buffer{};
   buffer.dtype = RRT_DTYPE_F32;
   buffer.ndim = 1;
@@ -512,8 +513,8 @@ TEST(KernelLaunchTest, ALaunchOnAnotherStreamWaitsForThePreviousLaunch) {
   std::atomic<bool> marked{false};
   std::int32_t gated = -1;
   std::int32_t marking = -1;
-  ASSERT_EQ(rrt_kernel_register(ctx, "gated", &gated_kernel, &gate, &gated), RRT_OK);
-  ASSERT_EQ(rrt_kernel_register(ctx, "marking", &marking_kernel, &marked, &marking), RRT_OK);
+  ASSERT_EQ(replayrt::testing::register_host_kernel(ctx, "gated", &gated_kernel, &gate, &gated), RRT_OK);
+  ASSERT_EQ(replayrt::testing::register_host_kernel(ctx, "marking", &marking_kernel, &marked, &marking), RRT_OK);
   rrt_tensor_desc_t buffer{};
   buffer.dtype = RRT_DTYPE_F32;
   buffer.ndim = 1;

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "abi_queries.h"
+#include "test_platform.h"
 
 namespace {
 
@@ -140,6 +141,7 @@ class HostBuildKernelModeTest : public ::testing::Test {
   void SetUp() override {
     rrt_context_options_t options{};
     options.struct_size = sizeof options;
+    options.platform = replayrt::testing::test_platform();
     ASSERT_EQ(rrt_context_create(&options, &ctx_), RRT_OK);
     SoftmaxStep host(ctx_, RRT_BIND_HOST_BUILD);
     SoftmaxStep device(ctx_, RRT_BIND_DEVICE_BUILD);
@@ -240,6 +242,7 @@ TEST_F(HostBuildKernelModeTest, HostTensorsAreStagedThroughTheFrozenRegion) {
 TEST(HostBuildProgramModeTest, BothBindsGiveTheSameResultsEagerly) {
   rrt_context_options_t options{};
   options.struct_size = sizeof options;
+  options.platform = replayrt::testing::test_platform();
   rrt_context_t ctx = nullptr;
   ASSERT_EQ(rrt_context_create(&options, &ctx), RRT_OK);
   ASSERT_EQ(rrt_program_init(ctx), RRT_OK);

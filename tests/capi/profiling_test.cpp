@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "abi_queries.h"
+#include "test_platform.h"
 
 namespace {
 
@@ -18,6 +19,7 @@ constexpr std::uint64_t kN = 512;
 rrt_context_t make_context(bool profiling) {
   rrt_context_options_t options{};
   options.struct_size = sizeof options;
+  options.platform = replayrt::testing::test_platform();
   options.profiling = profiling ? 1 : 0;
   rrt_context_t ctx = nullptr;
   EXPECT_EQ(rrt_context_create(&options, &ctx), RRT_OK);

@@ -1332,6 +1332,12 @@ std::vector<std::string> FakeCuda::graph_node_kernels(cudaGraph_t graph) const {
   return out;
 }
 
+void FakeCuda::fault(cudaError_t error) {
+  const Lock lock(state_->mutex);
+  state_->fault = error;
+  state_->changed.notify_all();
+}
+
 void FakeCuda::drain() const {
   Lock lock(state_->mutex);
   wait_all_streams_locked(lock);

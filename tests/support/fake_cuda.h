@@ -123,6 +123,8 @@ class FakeCuda {
 
   // Waits until every stream's queued work has executed.
   void drain() const;
+  // Makes `error` the device's sticky fault now (as a kernel's fault does).
+  void fault(cudaError_t error);
 
   // Failure injection: cudaSuccess (or 0) means "do not fail".
   std::atomic<cudaError_t> device_count_error{cudaSuccess};

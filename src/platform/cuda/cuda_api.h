@@ -70,6 +70,11 @@ struct CudaApi {
 // The table over the CUDA runtime (statically linked cudart).
 const CudaApi &real_cuda_api() noexcept;
 
+// The table the platform factory's CUDA devices use (create_device(RRT_PLATFORM_CUDA)):
+// real_cuda_api() in libreplayrt (platform/cuda/cuda_platform_api.cpp); a test build may link
+// another definition that answers with a fake.
+const CudaApi &platform_cuda_api() noexcept;
+
 // Sets the calling thread's capture mode to cudaStreamCaptureModeRelaxed for its lifetime and
 // restores the previous mode after, so that the backend's own calls (allocation, synchronous
 // copies on its private stream) never invalidate a capture in progress on this thread.

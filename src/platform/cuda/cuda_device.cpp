@@ -15,7 +15,7 @@
 namespace replayrt {
 
 Status create_cuda_device(std::int32_t device_id, std::unique_ptr<Device> *out) {
-  return cuda::CudaDevice::create(cuda::real_cuda_api(), device_id, {}, out);
+  return cuda::CudaDevice::create(cuda::platform_cuda_api(), device_id, {}, out);
 }
 
 bool cuda_backend_built() noexcept {

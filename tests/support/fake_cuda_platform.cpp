@@ -1,0 +1,98 @@
+#include "support/fake_cuda_platform.h"
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <mutex>
+
+#include "platform/cuda/cuda_api.h"
+
+namespace replayrt::cuda {
+
+const CudaApi &platform_cuda_api() noexcept {
+  return testing::platform_fake_cuda().api();
+}
+
+}  // namespace replayrt::cuda
+
+namespace replayrt::testing {
+
+namespace {
+
+constexpr std::uint32_t kMaxOperands = 32;
+
+// The one parameter of the host-kernel fake kernel: the function and a copy of its operands.
+struct HostKernelParams {
+  rrt_kernel_fn fn = nullptr;
+  void *user = nullptr;
+  std::uint32_t num_tensors = 0;
+  std::uint32_t num_scalars = 0;
+  void *tensors[kMaxOperands] = {};
+  std::uint64_t tensor_bytes[kMaxOperands] = {};
+  std::uint64_t scalars[kMaxOperands] = {};
+};
+
+const char kHostKernel = 0;
+
+void run_host_kernel(const FakeKernelLaunch &launch, void * /*context*/) {
+  HostKernelParams p;
+  std::memcpy(&p, launch.parameters[0].data(), sizeof p);
+  const rrt_kernel_args_t args{p.num_tensors, p.tensors, p.tensor_bytes, p.num_scalars,
+                               p.scalars,     0,         nullptr};
+  if (p.fn(&args, p.user) != 0) {
+    platform_fake_cuda().fault(cudaErrorLaunchFailure);
+  }
+}
+
+struct HostKernel {
+  rrt_kernel_fn fn;
+  void *user;
+};
+
+int launch_host_kernel(const rrt_kernel_args_t *args, void *stream, void *user) {
+  const auto *kernel = static_cast<const HostKernel *>(user);
+  HostKernelParams p;
+  p.fn = kernel->fn;
+  p.user = kernel->user;
+  p.num_tensors = std::min(args->num_tensors, kMaxOperands);
+  p.num_scalars = std::min(args->num_scalars, kMaxOperands);
+  std::copy_n(args->tensors, p.num_tensors, p.tensors);
+  std::copy_n(args->tensor_bytes, p.num_tensors, p.tensor_bytes);
+  std::copy_n(args->scalars, p.num_scalars, p.scalars);
+  void *parameters[] = {&p};
+  return platform_fake_cuda().api().launch_kernel(&kHostKernel, dim3(1), dim3(1), parameters, 0,
+                                                   static_cast<cudaStream_t>(stream)) ==
+                 cudaSuccess
+             ? 0
+             : 1;
+}
+
+}  // namespace
+
+FakeCuda &platform_fake_cuda() {
+  static FakeCuda fake;
+  static std::once_flag registered;
+  std::call_once(registered, [] {
+    FakeKernel kernel;
+    kernel.name = "host_kernel";
+    kernel.parameter_sizes = {sizeof(HostKernelParams)};
+    kernel.run = &run_host_kernel;
+    fake.register_kernel(&kHostKernel, std::move(kernel));
+  });
+  return fake;
+}
+
+rrt_status_t register_host_kernel_on_fake_cuda(rrt_context_t ctx, const char *name,
+                                               rrt_kernel_fn fn, void *user,
+                                               std::int32_t *out_kernel_id) {
+  static std::mutex mutex;
+  static std::deque<HostKernel> kernels;
+  HostKernel *kernel = nullptr;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    kernel = &kernels.emplace_back(HostKernel{fn, user});
+  }
+  return rrt_kernel_register_native(ctx, name, &launch_host_kernel, kernel, out_kernel_id);
+}
+
+}  // namespace replayrt::testing
