@@ -1,6 +1,8 @@
 // The CUDA backend on a real GPU, through the public C ABI (ctest label gpu). Without a usable
 // device every test skips with the reason, or fails when REPLAYRT_REQUIRE_GPU=1. The
 // reference for numerics is the same callable run on a simulator context (the CPU kernels).
+// The same file is built against the fake CUDA platform (cuda_gpu_fake_test, label
+// no_hardware), where everything but the device code runs.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -213,10 +215,10 @@ TEST_F(CudaGpuTest, HostBuildCaptureReplaysWithNewDataAndNoAllocation) {
 }
 
 TEST_F(CudaGpuTest, ReplayAfterAFreeIsStaleAndSoIsANewAllocationAtTheSameBase) {
-  ASSERT_EQ(rrt_program_init(ctx_), RRT_OK);
   constexpr std::uint64_t kN = 256;
   SingleTask fill(ctx_, "fill", {kN}, {static_cast<std::uint32_t>(rrt_scalar_from_f32(5.0F))},
                   RRT_BIND_DEVICE_BUILD);
+  kernel_init(fill.desc);
   std::int32_t callable = -1;
   ASSERT_EQ(rrt_callable_prepare(ctx_, &fill.desc, &callable), RRT_OK) << last_message();
   void *out = nullptr;
@@ -246,9 +248,9 @@ TEST_F(CudaGpuTest, ReplayAfterAFreeIsStaleAndSoIsANewAllocationAtTheSameBase) {
 }
 
 TEST_F(CudaGpuTest, HostStagingIsCapturedAndReplayedWithNewHostData) {
-  ASSERT_EQ(rrt_program_init(ctx_), RRT_OK);
   constexpr std::uint64_t kN = 1024;
   SingleTask copy(ctx_, "copy", {kN, kN}, {}, RRT_BIND_DEVICE_BUILD);
+  kernel_init(copy.desc);
   std::int32_t callable = -1;
   ASSERT_EQ(rrt_callable_prepare(ctx_, &copy.desc, &callable), RRT_OK) << last_message();
   std::vector<float> in(kN, 1.0F);
@@ -271,11 +273,17 @@ TEST_F(CudaGpuTest, HostStagingIsCapturedAndReplayedWithNewHostData) {
 }
 
 TEST_F(CudaGpuTest, EventsInGraphsOrderReplaysOnAnotherStreamAndInterleavedGraphs) {
-  ASSERT_EQ(rrt_program_init(ctx_), RRT_OK);
   constexpr std::uint64_t kN = 1 << 20;
   SingleTask add(ctx_, "add", {kN, kN, kN}, {}, RRT_BIND_DEVICE_BUILD);
   SingleTask scale(ctx_, "scale", {kN, kN}, {static_cast<std::uint32_t>(rrt_scalar_from_f32(2.0F))},
                    RRT_BIND_DEVICE_BUILD);
+  // Kernel mode holds both images side by side.
+  const rrt_callable_desc_t *both[] = {&add.desc, &scale.desc};
+  rrt_kernel_config_t config{};
+  config.struct_size = sizeof config;
+  config.context_generation = next_generation();
+  ASSERT_EQ(rrt_capacity_plan_fit_all(both, 2, &config.capacity), RRT_OK) << last_message();
+  ASSERT_EQ(rrt_kernel_init(ctx_, &config), RRT_OK) << last_message();
   std::int32_t add_id = -1;
   std::int32_t scale_id = -1;
   ASSERT_EQ(rrt_callable_prepare(ctx_, &add.desc, &add_id), RRT_OK) << last_message();
@@ -325,7 +333,6 @@ TEST_F(CudaGpuTest, EventsInGraphsOrderReplaysOnAnotherStreamAndInterleavedGraph
 }
 
 TEST_F(CudaGpuTest, ALauncherHidingAPointerInAByValueStructIsCaughtByTheAudit) {
-  ASSERT_EQ(rrt_program_init(ctx_), RRT_OK);
   constexpr std::uint64_t kN = 512;
   void *hidden = buffer(kN);
   write(hidden, std::vector<float>(kN, 1.5F));
@@ -348,10 +355,13 @@ TEST_F(CudaGpuTest, ALauncherHidingAPointerInAByValueStructIsCaughtByTheAudit) {
   desc.params = &param;
   desc.num_tasks = 1;
   desc.tasks = &task;
+  kernel_init(desc);
   std::int32_t callable = -1;
   ASSERT_EQ(rrt_callable_prepare(ctx_, &desc, &callable), RRT_OK) << last_message();
   void *data = buffer(kN);
   write(data, std::vector<float>(kN, 1.0F));
+  // The launcher contract: load a kernel's module before the first capture that launches it.
+  ASSERT_EQ(warm_hidden_pointer_kernel(), 0);
   const std::vector<rrt_tensor_arg_t> tensors = {{data, kN * 4, RRT_SPACE_DEVICE}};
   const rrt_run_args_t args = args_of(tensors);
   ASSERT_EQ(rrt_stream_begin_capture(stream_), RRT_OK);

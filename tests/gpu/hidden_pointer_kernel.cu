@@ -33,3 +33,8 @@ int hidden_pointer_launcher(const rrt_kernel_args_t *args, void *stream, void *u
   add_hidden<<<blocks, 256, 0, static_cast<cudaStream_t>(stream)>>>(params);
   return cudaGetLastError() == cudaSuccess ? 0 : 2;
 }
+
+int warm_hidden_pointer_kernel() {
+  cudaFuncAttributes attributes{};
+  return cudaFuncGetAttributes(&attributes, &add_hidden) == cudaSuccess ? 0 : 1;
+}

@@ -2,7 +2,8 @@
 // its device operands as the device code does (platform/cuda/builtin_launchers.cu) and then
 // runs the simulator's kernel of the same built-in on the same operands; the profiling kernel
 // writes host steady-clock times. Where the CUDA kernel writes NaN to the output elements a bad
-// id or position concerns, this writes NaN over the whole output.
+// id or position concerns, this writes NaN over the whole output (embedding: the row of the id).
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -91,6 +92,23 @@ void poison_output(const BuiltinParams &p) {
   }
 }
 
+// embedding one id at a time, as CUDA's kernel does: an id out of range makes its own row NaN.
+void run_embedding_rows(const BuiltinParams &p) {
+  const std::uint64_t d = p.scalars[1];
+  const std::uint64_t t = p.scalars[2];
+  auto *ids = static_cast<std::int32_t *>(p.tensors[1]);
+  auto *out = static_cast<float *>(p.tensors[2]);
+  for (std::uint64_t row = 0; row < t; ++row) {
+    void *tensors[3] = {p.tensors[0], ids + row, out + row * d};
+    std::uint64_t bytes[3] = {p.tensor_bytes[0], sizeof(std::int32_t), d * sizeof(float)};
+    std::uint64_t scalars[4] = {p.scalars[0], d, 1, p.scalars[3]};
+    const rrt_kernel_args_t args{3, tensors, bytes, 4, scalars, 0, nullptr};
+    if (sim::builtin_host_kernel("embedding")(&args, nullptr) != 0) {
+      std::fill(out + row * d, out + (row + 1) * d, std::numeric_limits<float>::quiet_NaN());
+    }
+  }
+}
+
 void run_builtin(const FakeKernelLaunch &launch, void *context) {
   const auto *kernel = static_cast<const DeviceKernel *>(context);
   const std::string_view builtin = kernel->builtin;
@@ -107,6 +125,10 @@ void run_builtin(const FakeKernelLaunch &launch, void *context) {
       return;
     case DeviceOperandResult::kBadOutput:
       return;
+  }
+  if (builtin == "embedding") {
+    run_embedding_rows(p);
+    return;
   }
   const rrt_kernel_args_t args{p.num_tensors, p.tensors, p.tensor_bytes, p.num_scalars,
                                p.scalars,     0,         nullptr};
