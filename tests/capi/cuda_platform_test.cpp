@@ -1,0 +1,244 @@
+// What the C ABI promises on CUDA and nowhere else, on the fake CUDA platform: device faults,
+// captures bound to their thread, lazy module loading, streams captured by their owner, and
+// foreign device memory.
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <replayrt/replayrt.h>
+
+#include <gtest/gtest.h>
+
+#include "abi_queries.h"
+#include "support/fake_cuda_platform.h"
+
+namespace {
+
+using replayrt::testing::FakeCuda;
+using replayrt::testing::platform_fake_cuda;
+using replayrt::testing::run_args;
+
+constexpr std::uint64_t kFloats = 64;
+constexpr std::uint64_t kBytes = kFloats * 4;
+
+std::atomic<std::uint64_t> next_generation{1 << 26};
+
+std::string last_message() {
+  rrt_error_detail_t detail{};
+  (void)rrt_last_error(&detail);
+  return detail.message;
+}
+
+// A kernel-mode CUDA context with one callable of one task over one INOUT tensor.
+class CudaPlatformTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    rrt_context_options_t options{};
+    options.struct_size = sizeof options;
+    options.platform = RRT_PLATFORM_CUDA;
+    ASSERT_EQ(rrt_context_create(&options, &ctx_), RRT_OK) << last_message();
+    ASSERT_EQ(rrt_stream_create(ctx_, &stream_), RRT_OK);
+    ASSERT_EQ(rrt_device_alloc(ctx_, kBytes, &buffer_), RRT_OK);
+  }
+  void TearDown() override {
+    EXPECT_EQ(rrt_stream_destroy(stream_), RRT_OK);
+    (void)rrt_device_free(ctx_, buffer_);
+    EXPECT_EQ(rrt_context_destroy(ctx_), RRT_OK);
+  }
+
+  // Kernel init and prepare of one task of `kernel` over the INOUT tensor (and, for a kernel
+  // that takes one, the immediate scalar 0).
+  std::int32_t prepare(std::int32_t kernel, bool with_scalar = false) {
+    param_.dtype = RRT_DTYPE_F32;
+    param_.ndim = 1;
+    param_.shape[0] = kFloats;
+    param_.direction = RRT_DIR_INOUT;
+    task_ = {kernel, with_scalar ? 2U : 1U, operands_};
+    desc_.struct_size = sizeof desc_;
+    desc_.num_params = 1;
+    desc_.params = &param_;
+    desc_.num_tasks = 1;
+    desc_.tasks = &task_;
+    rrt_kernel_config_t config{};
+    config.struct_size = sizeof config;
+    config.context_generation = next_generation++;
+    EXPECT_EQ(rrt_capacity_plan_fit(&desc_, &config.capacity), RRT_OK);
+    EXPECT_EQ(rrt_kernel_init(ctx_, &config), RRT_OK) << last_message();
+    std::int32_t id = -1;
+    EXPECT_EQ(rrt_callable_prepare(ctx_, &desc_, &id), RRT_OK) << last_message();
+    return id;
+  }
+
+  rrt_run_args_t args() {
+    tensor_ = {buffer_, kBytes, RRT_SPACE_DEVICE};
+    return run_args({&tensor_, 1});
+  }
+
+  std::int32_t builtin(const char *name) {
+    std::int32_t id = -1;
+    EXPECT_EQ(rrt_kernel_lookup(ctx_, name, &id), RRT_OK);
+    return id;
+  }
+
+  rrt_context_t ctx_ = nullptr;
+  rrt_stream_t stream_ = nullptr;
+  void *buffer_ = nullptr;
+  rrt_tensor_desc_t param_{};
+  rrt_operand_t operands_[2] = {{RRT_OPERAND_PARAM, 0}, {RRT_OPERAND_IMMEDIATE, 0}};
+  rrt_task_desc_t task_{};
+  rrt_callable_desc_t desc_{};
+  rrt_tensor_arg_t tensor_{};
+};
+
+int faulting_kernel(const rrt_kernel_args_t *, void *) {
+  return 1;
+}
+
+// Runs last in its process (ctest runs each case alone): the fault is sticky for the device.
+TEST_F(CudaPlatformTest, AKernelFaultIsStickyForTheWholeContextAndSaysSo) {
+  std::int32_t faulting = -1;
+  ASSERT_EQ(replayrt::testing::register_host_kernel_on_fake_cuda(ctx_, "faulting", &faulting_kernel,
+                                                                 nullptr, &faulting),
+            RRT_OK);
+  const std::int32_t id = prepare(faulting);
+  const rrt_run_args_t launch = args();
+  ASSERT_EQ(rrt_kernel_launch(ctx_, id, &launch, stream_), RRT_OK);
+  EXPECT_EQ(rrt_stream_synchronize(stream_), RRT_ERR_KERNEL_FAILED);
+  const std::string message = last_message();
+  EXPECT_NE(message.find("cudaErrorLaunchFailure"), std::string::npos) << message;
+  EXPECT_NE(message.find("unusable"), std::string::npos) << message;
+  rrt_stream_t other = nullptr;
+  ASSERT_EQ(rrt_stream_create(ctx_, &other), RRT_ERR_KERNEL_FAILED)
+      << "a device fault reaches every later call, unlike a simulator kernel's failure";
+  platform_fake_cuda().fault(cudaSuccess);
+}
+
+TEST_F(CudaPlatformTest, ACaptureIsEndedAndItsStreamDestroyedOnlyOnItsOwnThread) {
+  (void)prepare(builtin("fill"), true);
+  rrt_stream_t capturing = nullptr;
+  ASSERT_EQ(rrt_stream_create(ctx_, &capturing), RRT_OK);
+  const int graphs = platform_fake_cuda().live_graphs;
+  std::mutex mutex;
+  std::condition_variable changed;
+  int step = 0;
+  rrt_status_t ended = RRT_ERR_INTERNAL;
+  std::thread owner([&] {
+    ASSERT_EQ(rrt_stream_begin_capture(capturing), RRT_OK);
+    std::unique_lock<std::mutex> lock(mutex);
+    step = 1;
+    changed.notify_all();
+    changed.wait(lock, [&] { return step == 2; });
+    rrt_graph_t graph = nullptr;
+    ended = rrt_stream_end_capture(capturing, &graph);
+    if (graph != nullptr) {
+      (void)rrt_graph_destroy(graph);
+    }
+  });
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [&] { return step == 1; });
+  }
+  rrt_graph_t graph = nullptr;
+  EXPECT_EQ(rrt_stream_end_capture(capturing, &graph), RRT_ERR_INVALID_STATE);
+  EXPECT_NE(last_message().find("another thread"), std::string::npos) << last_message();
+  EXPECT_EQ(rrt_stream_destroy(capturing), RRT_ERR_INVALID_STATE);
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    step = 2;
+  }
+  changed.notify_all();
+  owner.join();
+  EXPECT_EQ(ended, RRT_OK) << "the capture went on and ended on its thread";
+  EXPECT_EQ(rrt_stream_destroy(capturing), RRT_OK);
+  EXPECT_EQ(platform_fake_cuda().live_graphs, graphs) << "nothing of the capture leaked";
+}
+
+// A user kernel whose module loads lazily: its first launch inside a capture would load it.
+const char kLazyKernel = 0;
+
+int launch_lazy(const rrt_kernel_args_t *args, void *stream, void * /*user*/) {
+  void *pointer = args->tensors[0];
+  void *parameters[] = {&pointer};
+  return platform_fake_cuda().api().launch_kernel(&kLazyKernel, dim3(1), dim3(1), parameters, 0,
+                                                  static_cast<cudaStream_t>(stream)) ==
+                 cudaSuccess
+             ? 0
+             : 1;
+}
+
+TEST_F(CudaPlatformTest, AKernelFirstLaunchedInsideACaptureMustBeWarmedUpFirst) {
+  replayrt::testing::FakeKernel kernel;
+  kernel.name = "lazy";
+  kernel.parameter_sizes = {sizeof(void *)};
+  kernel.other_module = true;
+  kernel.loaded = false;
+  platform_fake_cuda().register_kernel(&kLazyKernel, std::move(kernel));
+  std::int32_t lazy = -1;
+  ASSERT_EQ(rrt_kernel_register_native(ctx_, "lazy", &launch_lazy, nullptr, &lazy), RRT_OK);
+  const std::int32_t id = prepare(lazy);
+  const rrt_run_args_t launch = args();
+  ASSERT_EQ(rrt_stream_begin_capture(stream_), RRT_OK);
+  EXPECT_EQ(rrt_kernel_launch(ctx_, id, &launch, stream_), RRT_ERR_KERNEL_FAILED);
+  rrt_graph_t graph = nullptr;
+  EXPECT_EQ(rrt_stream_end_capture(stream_, &graph), RRT_ERR_INVALID_STATE);
+  EXPECT_NE(last_message().find("cudaErrorStreamCaptureUnsupported"), std::string::npos)
+      << last_message();
+  EXPECT_EQ(graph, nullptr);
+  // Warmed up (here by cudaFuncGetAttributes), the same capture succeeds.
+  cudaFuncAttributes attributes{};
+  ASSERT_EQ(platform_fake_cuda().api().func_get_attributes(&attributes, &kLazyKernel), cudaSuccess);
+  ASSERT_EQ(rrt_stream_begin_capture(stream_), RRT_OK);
+  ASSERT_EQ(rrt_kernel_launch(ctx_, id, &launch, stream_), RRT_OK) << last_message();
+  ASSERT_EQ(rrt_stream_end_capture(stream_, &graph), RRT_OK) << last_message();
+  EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
+}
+
+TEST_F(CudaPlatformTest, ALaunchIntoAStreamItsOwnerCapturesLandsInTheOwnersGraph) {
+  const std::int32_t id = prepare(builtin("fill"), true);
+  const FakeCuda &fake = platform_fake_cuda();
+  cudaStream_t native = nullptr;
+  ASSERT_EQ(fake.api().stream_create_with_flags(&native, cudaStreamNonBlocking), cudaSuccess);
+  rrt_stream_t wrapped = nullptr;
+  ASSERT_EQ(rrt_stream_wrap_native(ctx_, native, &wrapped), RRT_OK);
+  const rrt_run_args_t launch = args();
+  // The context's previous launch ran on another stream: the launch would order itself after
+  // it with an event wait, which a capture must not cross.
+  ASSERT_EQ(rrt_kernel_launch(ctx_, id, &launch, stream_), RRT_OK) << last_message();
+  ASSERT_EQ(fake.api().stream_begin_capture(native, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  EXPECT_EQ(rrt_kernel_launch(ctx_, id, &launch, wrapped), RRT_OK) << last_message();
+  EXPECT_EQ(rrt_stream_synchronize(wrapped), RRT_ERR_INVALID_STATE);
+  EXPECT_EQ(rrt_stream_destroy(wrapped), RRT_ERR_INVALID_STATE) << "it is capturing";
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(fake.api().stream_end_capture(native, &graph), cudaSuccess);
+  EXPECT_EQ(fake.api().graph_destroy(graph), cudaSuccess);
+  EXPECT_EQ(rrt_stream_destroy(wrapped), RRT_OK);
+  EXPECT_EQ(fake.api().stream_destroy(native), cudaSuccess);
+}
+
+TEST_F(CudaPlatformTest, ForeignMemoryIsAdmittedOnlyWhollyAndGoesStaleWhenUnregistered) {
+  const std::int32_t id = prepare(builtin("fill"), true);
+  const FakeCuda &fake = platform_fake_cuda();
+  void *foreign = nullptr;
+  ASSERT_EQ(fake.api().malloc(&foreign, kBytes), cudaSuccess);
+  EXPECT_EQ(rrt_device_register(ctx_, foreign, 2 * kBytes), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(last_message().find("runs past"), std::string::npos) << last_message();
+  ASSERT_EQ(rrt_device_register(ctx_, foreign, kBytes), RRT_OK) << last_message();
+  const rrt_tensor_arg_t tensor{foreign, kBytes, RRT_SPACE_DEVICE};
+  const rrt_run_args_t launch = run_args({&tensor, 1});
+  ASSERT_EQ(rrt_stream_begin_capture(stream_), RRT_OK);
+  ASSERT_EQ(rrt_kernel_launch(ctx_, id, &launch, stream_), RRT_OK) << last_message();
+  rrt_graph_t graph = nullptr;
+  ASSERT_EQ(rrt_stream_end_capture(stream_, &graph), RRT_OK) << last_message();
+  ASSERT_EQ(rrt_graph_replay(graph, stream_), RRT_OK);
+  ASSERT_EQ(rrt_stream_synchronize(stream_), RRT_OK);
+  ASSERT_EQ(rrt_device_unregister(ctx_, foreign), RRT_OK);
+  EXPECT_EQ(rrt_graph_replay(graph, stream_), RRT_ERR_STALE_ADDRESS);
+  EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
+  EXPECT_EQ(fake.api().free(foreign), cudaSuccess);
+}
+
+}  // namespace
