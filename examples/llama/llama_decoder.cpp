@@ -1,12 +1,14 @@
 // llama-decoder: greedy decoding of a llama-style model with replayrt's built-in kernels, on
-// the simulator, in program mode (one rrt_run per token) and in kernel mode (one decode step
-// captured once, one graph replay per token). Checks that both modes produce the same tokens
-// and that their logits match a plain C++ reference, and prints tokens/s for each.
+// the simulator or on CUDA, in program mode (one rrt_run per token) and in kernel mode (one
+// decode step captured once, one graph replay per token). Checks that both modes produce the
+// same tokens and that their logits match a plain C++ reference, and prints tokens/s for each.
 //
-//   llama-decoder [--tokens N] [--checkpoint FILE] [--token ID] [--workers N]
-//                 [--wait spin|yield|block|spin-then-block] [--quiet]
+//   llama-decoder [--platform sim|cuda] [--tokens N] [--checkpoint FILE] [--token ID]
+//                 [--workers N] [--wait spin|yield|block|spin-then-block] [--quiet]
 //                 [--save-checkpoint FILE] [--unshared-classifier]
 //
+// --workers and --wait set the simulator's device workers and host wait policy (CUDA keeps its
+// runtime's scheduling).
 // Without --checkpoint the model has random weights from a fixed seed (with a classifier of
 // its own under --unshared-classifier); FILE is a llama2.c checkpoint (for example
 // stories15M.bin). --save-checkpoint writes the model decoded as such a file. Exit status: 0 when
@@ -29,6 +31,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Options {
+  rrt_platform_t platform = RRT_PLATFORM_SIM;
   std::uint32_t tokens = 48;
   std::string checkpoint;
   std::string save_checkpoint;
@@ -74,7 +77,13 @@ bool parse(int argc, char **argv, Options *options) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
-    if (arg == "--tokens" && has_value) {
+    if (arg == "--platform" && has_value) {
+      const std::string platform = argv[++i];
+      if (platform != "sim" && platform != "cuda") {
+        return false;
+      }
+      options->platform = platform == "sim" ? RRT_PLATFORM_SIM : RRT_PLATFORM_CUDA;
+    } else if (arg == "--tokens" && has_value) {
       options->tokens = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 10));
     } else if (arg == "--checkpoint" && has_value) {
       options->checkpoint = argv[++i];
@@ -150,7 +159,7 @@ struct Decoded {
 rrt_context_t create_context(const Options &options) {
   rrt_context_options_t context_options{};
   context_options.struct_size = sizeof context_options;
-  context_options.platform = RRT_PLATFORM_SIM;
+  context_options.platform = options.platform;
   context_options.device_workers = options.workers;
   context_options.wait_policy = options.wait;
   rrt_context_t ctx = nullptr;
@@ -288,7 +297,8 @@ int main(int argc, char **argv) {
   Options options;
   if (!parse(argc, argv, &options)) {
     std::fprintf(stderr,
-                 "usage: llama-decoder [--tokens N] [--checkpoint FILE] [--token ID] "
+                 "usage: llama-decoder [--platform sim|cuda] [--tokens N] [--checkpoint FILE] "
+                 "[--token ID] "
                  "[--workers N] [--wait spin|yield|block|spin-then-block] [--quiet] "
                  "[--save-checkpoint FILE] [--unshared-classifier]\n");
     return 2;
@@ -339,6 +349,7 @@ int main(int argc, char **argv) {
   if (!options.quiet) {
     print_tokens("tokens:", program.tokens);
   }
+  std::printf("platform: %s\n", options.platform == RRT_PLATFORM_SIM ? "sim" : "cuda");
   std::printf("program mode: %.1f tokens/s (one rrt_run per token)\n",
               options.tokens / program.seconds);
   std::printf("kernel mode:  %.1f tokens/s (one graph replay per token)\n",

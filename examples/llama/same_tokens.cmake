@@ -1,0 +1,22 @@
+# Runs the llama decoder on two platforms and requires both to pass their own checks and to
+# decode the same tokens: cmake -DSIM=<decoder> -DCUDA=<decoder> -DTOKENS=<n> -P same_tokens.cmake
+foreach(platform IN ITEMS sim cuda)
+  if(platform STREQUAL "sim")
+    set(decoder ${SIM})
+  else()
+    set(decoder ${CUDA})
+  endif()
+  execute_process(COMMAND ${decoder} --platform ${platform} --tokens ${TOKENS}
+    RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE errors)
+  message(STATUS "${platform}:\n${output}${errors}")
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "the decoder failed on ${platform} (exit ${status})")
+  endif()
+  string(REGEX MATCH "tokens:[^\n]*" tokens_${platform} "${output}")
+  if(tokens_${platform} STREQUAL "")
+    message(FATAL_ERROR "the decoder printed no tokens on ${platform}")
+  endif()
+endforeach()
+if(NOT tokens_sim STREQUAL tokens_cuda)
+  message(FATAL_ERROR "the platforms decoded different tokens:\n  sim  ${tokens_sim}\n  cuda ${tokens_cuda}")
+endif()
