@@ -2,8 +2,9 @@
 // failure paths, the replay check, foreign memory and wrapped streams, with faults injected
 // through the CudaApi table.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
-#include <future>
+#include <thread>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -553,20 +554,28 @@ TEST_F(CudaBackendTest, CudaFreeRunsWithoutTheDeviceLock) {
   create({.quarantine_bytes = 0});
   struct Probe {
     Device *device = nullptr;
+    std::thread other;
+    std::atomic<bool> done{false};
     bool others_ran = true;
-  } probe{device_.get(), true};
+  } probe;
+  probe.device = device_.get();
   fake_.on_free_context = &probe;
   fake_.on_free = [](void *raw) {
     auto *p = static_cast<Probe *>(raw);
-    auto other = std::async(std::launch::async, [device = p->device] {
-      (void)device->memory_counters();
+    p->other = std::thread([p] {
+      (void)p->device->memory_counters();
+      p->done.store(true);
     });
-    p->others_ran = p->others_ran && other.wait_for(std::chrono::seconds(5)) ==
-                                         std::future_status::ready;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!p->done.load() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    p->others_ran = p->others_ran && p->done.load();
   };
   void *buffer = device_->allocate(4096);
   ASSERT_TRUE(device_->free(buffer).is_ok());
   fake_.on_free = nullptr;
+  probe.other.join();
   EXPECT_TRUE(probe.others_ran) << "another thread waited for the device lock during cudaFree";
 }
 
