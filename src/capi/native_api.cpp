@@ -62,7 +62,7 @@ RRT_API rrt_status_t rrt_stream_native_handle(rrt_stream_t stream, void **out) {
   return guarded("rrt_stream_native_handle", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_non_null(stream, "stream"));
     RRT_RETURN_IF_ERROR(require_non_null(out, "out"));
-    void *handle = stream->stream->native_handle();
+    void *handle = stream->stream->share_native_handle();
     if (handle == nullptr) {
       return unsupported_on(stream->context, "native stream handles");
     }

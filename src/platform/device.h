@@ -305,6 +305,10 @@ class Stream {
   // The backend's own stream object (CUDA: the cudaStream_t), or null for a backend without
   // one.
   virtual void *native_handle() const noexcept { return nullptr; }
+  // native_handle() for the caller's own use (rrt_stream_native_handle): from then on the
+  // stream also checks whether the handle's new user captures it (capture_is_foreign). A
+  // wrapped native stream is shared from the start.
+  virtual void *share_native_handle() noexcept { return native_handle(); }
 
   virtual Status record_event(Event &event) = 0;
   // Later work on this stream waits for `event`'s most recent record (none: no wait).

@@ -364,14 +364,7 @@ Status CudaExecutor::enqueue(Stream &stream, const PreparedExecutable &prepared,
       }
     }
 
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    if (const cudaError_t queried = api_.stream_is_capturing(
-            static_cast<cudaStream_t>(stream.native_handle()), &capture);
-        queried != cudaSuccess) {
-      (void)api_.get_last_error();
-      return cuda_status(api_, queried, "cudaStreamIsCapturing");
-    }
-    LaunchWork launch{&api_, plan, &scratch, capture != cudaStreamCaptureStatusNone,
+    LaunchWork launch{&api_, plan, &scratch, stream.is_capturing(),
                       reinterpret_cast<LaunchRecord *>(payload.wall_address), {}};
     auto *timings = reinterpret_cast<TaskTiming *>(payload.timings_address);
     scratch.terminal.clear();

@@ -119,7 +119,12 @@ Status CudaGraph::launch(cudaStream_t stream) const {
 // ---- CudaStream ----------------------------------------------------------------------------
 
 CudaStream::CudaStream(CudaDevice &device, cudaStream_t stream, bool owned)
-    : device_(device), api_(device.api()), stream_(stream), owned_(owned) {}
+    : device_(device), api_(device.api()), stream_(stream), owned_(owned), shared_(!owned) {}
+
+void *CudaStream::share_native_handle() noexcept {
+  shared_.store(true, std::memory_order_release);
+  return stream_;
+}
 
 CudaStream::~CudaStream() {
   (void)device_.make_current();
@@ -167,6 +172,9 @@ CudaStream::Capture CudaStream::capture_locked() const {
 }
 
 bool CudaStream::captured_by_owner() const {
+  if (!shared_.load(std::memory_order_acquire)) {
+    return false;
+  }
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   if (api_.stream_is_capturing(stream_, &status) != cudaSuccess) {
     (void)api_.get_last_error();

@@ -140,6 +140,7 @@ class CudaStream final : public Stream {
   void fail_enqueue(const Status &why) override;
   Status replay(const Graph &graph) override;
   void *native_handle() const noexcept override { return stream_; }
+  void *share_native_handle() noexcept override;
 
  private:
   struct DeviceRange {
@@ -172,6 +173,9 @@ class CudaStream final : public Stream {
 
   mutable std::mutex mutex_;
   std::atomic<bool> capturing_{false};          // written under mutex_
+  // True once the handle may be in another user's hands (a wrapped stream, or
+  // share_native_handle): only then may someone else capture it.
+  std::atomic<bool> shared_;
   std::thread::id capture_thread_;              // guarded by mutex_
   Status capture_failure_;                      // guarded by mutex_
   std::vector<CapturedAddress> declared_;       // guarded by mutex_

@@ -147,7 +147,7 @@ TEST_F(CudaExecutorTest, ACapturedLaunchMakesIndependentTasksParallelBranchesTha
   b.task(testing::kScale, {param(3), param(4), imm_f32(3.0F)});
   ASSERT_TRUE(prepare(b.desc()).is_ok());
   void *const tensors[] = {buffer(256), buffer(256), buffer(256), buffer(256), buffer(256)};
-  const auto native = static_cast<cudaStream_t>(stream_->native_handle());
+  const auto native = static_cast<cudaStream_t>(stream_->share_native_handle());
   // The caller captures the stream itself: the launch sees it capturing and builds branches.
   ASSERT_EQ(fake_.api().stream_begin_capture(native, cudaStreamCaptureModeThreadLocal),
             cudaSuccess);
