@@ -23,6 +23,15 @@ if(NOT replayrt_cuda_choice STREQUAL "OFF")
       # H100/H200. "native" stops configuration on a machine without a GPU.
       set(CMAKE_CUDA_ARCHITECTURES 90)
     endif()
+    # The attention built-in uses thread-block clusters: compute capability 9.0 or newer.
+    foreach(arch IN LISTS CMAKE_CUDA_ARCHITECTURES)
+      string(REGEX MATCH "^[0-9]+" arch_number "${arch}")
+      if(arch_number STREQUAL "" OR arch_number LESS 90)
+        message(FATAL_ERROR "replayrt's CUDA backend needs compute capability 9.0 or newer (its "
+                            "attention kernel uses thread-block clusters); "
+                            "CMAKE_CUDA_ARCHITECTURES is '${CMAKE_CUDA_ARCHITECTURES}'")
+      endif()
+    endforeach()
     enable_language(CUDA)
     # CMake 3.25 does not know nvcc's C++20 flag.
     if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)

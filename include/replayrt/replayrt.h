@@ -288,12 +288,21 @@ RRT_API rrt_status_t rrt_graph_destroy(rrt_graph_t graph);
    device) as an rrt_stream_t. Launches, copies, events, capture and replay work on it as on
    an rrt_stream_create stream. rrt_stream_destroy waits for the work replayrt queued and
    releases the wrapper, never the native stream; the native stream must outlive the wrapper.
-   RRT_ERR_INVALID_ARGUMENT for a null handle or `out`; RRT_ERR_UNSUPPORTED on a context whose
-   platform has no native streams (the simulator). */
+   When the native stream's owner captures it (cudaStreamBeginCapture, as torch.cuda.graph
+   does), the wrapper reports capturing: an rrt_kernel_launch on it is recorded into the
+   owner's graph (kernel-mode addresses never move, but replayrt does not check that graph when
+   the owner replays it: keep the context and every tensor it names alive while it may run); an
+   rrt_run_launch is refused (RRT_ERR_INVALID_STATE: program-mode buffers may move); stream
+   synchronize, destroy, begin_capture and graph replay are RRT_ERR_INVALID_STATE; and work
+   replayrt could not enqueue invalidates the owner's capture, so its end of capture fails
+   instead of leaving a graph without it. RRT_ERR_INVALID_ARGUMENT for a null handle, the
+   legacy or per-thread default stream (they cannot be captured) or a null `out`;
+   RRT_ERR_UNSUPPORTED on a context whose platform has no native streams (the simulator). */
 RRT_API rrt_status_t rrt_stream_wrap_native(rrt_context_t ctx, void *native_stream,
                                             rrt_stream_t *out);
 /* The native stream behind `stream` (CUDA: its cudaStream_t; a wrapped stream: the handle it
-   wraps). Work the caller enqueues on it is ordered with replayrt's work on `stream`.
+   wraps). Work the caller enqueues on it is ordered with replayrt's work on `stream`; a capture
+   the caller begins on it is seen as rrt_stream_wrap_native describes.
    RRT_ERR_UNSUPPORTED on the simulator, whose streams have no native handle. */
 RRT_API rrt_status_t rrt_stream_native_handle(rrt_stream_t stream, void **out);
 /* Admits [device_ptr, device_ptr + bytes), device memory replayrt did not allocate (for
@@ -385,6 +394,15 @@ RRT_API rrt_status_t rrt_kernel_register(rrt_context_t ctx, const char *name, rr
        every graph that captured the launch; pointers it reads from device memory (pointer
        arrays) are invisible to the stale-address check;
      - library workspaces (cublasSetWorkspace) are set before any capture;
+     - every kernel it launches is loaded before the first capture that launches it: with
+       CUDA's lazy module loading (the default since CUDA 12.2) a kernel's first launch loads
+       its module, which invalidates a capture in progress (rrt_stream_end_capture then fails
+       naming the CUDA error). Launch it once outside a capture, or call cudaFuncGetAttributes
+       on it, after rrt_kernel_register_native. The built-ins are loaded when the context is
+       created;
+     - the operands that live in device memory (a DEVICE_VALUE, a view's device-resident
+       offset) come as args->device_operands (ABI 1.3, rrt_device_operand_t): the enqueued
+       work reads them on the device;
      - return 0, or a nonzero code: the launch then fails with RRT_ERR_KERNEL_FAILED naming
        the callable, task, kernel and code, and enqueues nothing more.
    `args` and its arrays are valid only during the call. */
@@ -671,14 +689,22 @@ RRT_API rrt_status_t rrt_run_finalize(rrt_run_t run);
 RRT_API rrt_status_t rrt_run(rrt_context_t ctx, int32_t callable_id, const rrt_run_args_t *args);
 
 /* Kernel mode. Enqueues one bounded operation on the caller's stream: no device allocation,
-   no free, no synchronization. HOST tensors are staged with copies on that stream (captured
-   with it). A run that needs more than the frozen plan is refused (RRT_ERR_INTERNAL, detail
-   names the growth point) and changes nothing. */
+   no free, no synchronization, and (CUDA) no read of device memory. HOST tensors are staged
+   with copies on that stream (captured with it). A run that needs more than the frozen plan is
+   refused (RRT_ERR_INTERNAL, detail names the growth point) and changes nothing.
+   On CUDA the callable's tasks are native work on the caller's stream: outside a capture in
+   program order; while the stream is captured (by rrt_stream_begin_capture or by the stream's
+   owner) each task depends on exactly the tasks it depends on in the callable, so independent
+   tasks become parallel branches of the graph, which join before the work that follows. */
 RRT_API rrt_status_t rrt_kernel_launch(rrt_context_t ctx, int32_t callable_id,
                                        const rrt_run_args_t *args, rrt_stream_t caller_stream);
 
 /* ---- profiling ------------------------------------------------------------------------ */
 
+/* On CUDA a profiled launch brackets each task's work and the launch with a one-thread kernel
+   that writes the device's %globaltimer (nanoseconds) into the collectors: nothing
+   synchronizes; each record costs a kernel node, so profile for measurement, not in
+   production. Tasks' times on CUDA include their launcher's whole work; `worker` is 0. */
 typedef struct rrt_task_timing {
   uint64_t start_ns; /* device clock (steady, nanoseconds) */
   uint64_t end_ns;

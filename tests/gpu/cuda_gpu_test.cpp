@@ -581,6 +581,13 @@ std::vector<DecoderCase> decoder_cases() {
                     std::vector<float>(2ULL * 8 * 64, 0.0F)},
                    {2, 8, 2, 64, 300},
                    false});
+  // A decode step of a 32-head model at position 4000 of 4096: the split over KV positions.
+  cases.push_back({"attention",
+                   {random_values(32ULL * 128, &random), random_values(4096ULL * 8 * 128, &random),
+                    random_values(4096ULL * 8 * 128, &random), int32_storage({4000}),
+                    std::vector<float>(32ULL * 128, 0.0F)},
+                   {1, 32, 8, 128, 4096},
+                   false});
   return cases;
 }
 

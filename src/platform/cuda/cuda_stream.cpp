@@ -160,11 +160,11 @@ void CudaStream::abandon_capture() noexcept {
 
 void CudaStream::fail_enqueue(const Status &why) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  fail_locked(capture_locked(), why.is_ok() ? Status::error(RRT_ERR_INTERNAL, "an enqueue failed")
+  fail_locked(capture_now(), why.is_ok() ? Status::error(RRT_ERR_INTERNAL, "an enqueue failed")
                                             : why);
 }
 
-CudaStream::Capture CudaStream::capture_locked() const {
+CudaStream::Capture CudaStream::capture_now() const {
   if (capturing_.load(std::memory_order_acquire)) {
     return Capture::kOwn;
   }
@@ -266,7 +266,7 @@ Status CudaStream::after_call(Capture capture, cudaError_t error, const char *ca
 
 Status CudaStream::enqueue_copy_host_to_device(void *dst, const void *src, std::size_t bytes) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  const Capture capture = capture_locked();
+  const Capture capture = capture_now();
   const DeviceRange ranges[] = {{dst, bytes, "host-to-device copy destination"}};
   bool skip = false;
   RRT_RETURN_IF_ERROR(admit(capture, ranges, {}, &skip));
@@ -279,7 +279,7 @@ Status CudaStream::enqueue_copy_host_to_device(void *dst, const void *src, std::
 
 Status CudaStream::enqueue_copy_device_to_host(void *dst, const void *src, std::size_t bytes) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  const Capture capture = capture_locked();
+  const Capture capture = capture_now();
   const DeviceRange ranges[] = {{src, bytes, "device-to-host copy source"}};
   bool skip = false;
   RRT_RETURN_IF_ERROR(admit(capture, ranges, {}, &skip));
@@ -292,7 +292,7 @@ Status CudaStream::enqueue_copy_device_to_host(void *dst, const void *src, std::
 
 Status CudaStream::enqueue_copy_device_to_device(void *dst, const void *src, std::size_t bytes) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  const Capture capture = capture_locked();
+  const Capture capture = capture_now();
   const DeviceRange ranges[] = {{src, bytes, "device-to-device copy source"},
                                 {dst, bytes, "device-to-device copy destination"}};
   bool skip = false;
@@ -306,7 +306,7 @@ Status CudaStream::enqueue_copy_device_to_device(void *dst, const void *src, std
 
 Status CudaStream::enqueue_memset(void *dst, int value, std::size_t bytes) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  const Capture capture = capture_locked();
+  const Capture capture = capture_now();
   const DeviceRange ranges[] = {{dst, bytes, "memset destination"}};
   bool skip = false;
   RRT_RETURN_IF_ERROR(admit(capture, ranges, {}, &skip));
@@ -321,13 +321,13 @@ Status CudaStream::enqueue_launch(const LaunchRequest & /*request*/) {
                                  "CUDA streams cannot run host device entries; kernels run as "
                                  "native work");
   const std::lock_guard<std::mutex> lock(mutex_);
-  fail_locked(capture_locked(), refused);
+  fail_locked(capture_now(), refused);
   return refused;
 }
 
 Status CudaStream::enqueue_native(const NativeWork &work) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  const Capture capture = capture_locked();
+  const Capture capture = capture_now();
   if (work.enqueue == nullptr) {
     Status refused = Status::error(RRT_ERR_INVALID_ARGUMENT, "native work without a function");
     fail_locked(capture, refused);
@@ -354,10 +354,10 @@ Status CudaStream::record_event(Event &event) {
   if (cuda_event == nullptr || &cuda_event->device() != &device_) {
     Status refused = Status::error(RRT_ERR_INVALID_ARGUMENT,
                                    "stream event record of an event of another device");
-    fail_locked(capture_locked(), refused);
+    fail_locked(capture_now(), refused);
     return refused;
   }
-  const Capture capture = capture_locked();
+  const Capture capture = capture_now();
   RRT_RETURN_IF_ERROR(after_call(
       capture,
       api_.event_record_with_flags(cuda_event->handle(), stream_,
@@ -375,10 +375,10 @@ Status CudaStream::wait_event(Event &event) {
   if (cuda_event == nullptr || &cuda_event->device() != &device_) {
     Status refused =
         Status::error(RRT_ERR_INVALID_ARGUMENT, "stream event wait on an event of another device");
-    fail_locked(capture_locked(), refused);
+    fail_locked(capture_now(), refused);
     return refused;
   }
-  const Capture capture = capture_locked();
+  const Capture capture = capture_now();
   RRT_RETURN_IF_ERROR(after_call(
       capture,
       api_.stream_wait_event(stream_, cuda_event->handle(),
@@ -390,7 +390,7 @@ Status CudaStream::wait_event(Event &event) {
 Status CudaStream::synchronize() {
   {
     const std::lock_guard<std::mutex> lock(mutex_);
-    switch (capture_locked()) {
+    switch (capture_now()) {
       case Capture::kOwn:
         return capturing_error("synchronize");
       case Capture::kForeign:
@@ -419,7 +419,7 @@ Status CudaStream::wait_idle() {
   const RelaxedCaptureGuard relaxed(api_);
   RRT_RETURN_IF_ERROR(device_.make_current());
   const std::lock_guard<std::mutex> lock(mutex_);
-  const Capture capture = capture_locked();
+  const Capture capture = capture_now();
   if (capture == Capture::kForeign) {
     return captured_by_owner_error("wait_idle");
   }
@@ -439,7 +439,7 @@ bool CudaStream::query() const {
     return true;
   }
   const std::lock_guard<std::mutex> lock(mutex_);
-  const Capture capture = capture_locked();
+  const Capture capture = capture_now();
   if (capture == Capture::kForeign) {
     return true;  // querying a stream its owner captures would invalidate that capture
   }
@@ -453,7 +453,7 @@ bool CudaStream::query() const {
 
 Status CudaStream::begin_capture() {
   const std::lock_guard<std::mutex> lock(mutex_);
-  switch (capture_locked()) {
+  switch (capture_now()) {
     case Capture::kOwn:
       return Status::error(RRT_ERR_INVALID_STATE,
                            "stream begin_capture while the stream is already capturing");
@@ -586,8 +586,9 @@ Status CudaStream::replay(const Graph &graph) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT,
                          "stream replay of a graph captured on a different device");
   }
-  const std::lock_guard<std::mutex> lock(mutex_);
-  switch (capture_locked()) {
+  // No stream lock: the capture flag and the sticky failure are thread-safe, and the graph's
+  // launch mutex serializes launches of its executable graph.
+  switch (capture_now()) {
     case Capture::kOwn:
       return capturing_error("replay");
     case Capture::kForeign:

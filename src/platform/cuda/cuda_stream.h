@@ -151,7 +151,8 @@ class CudaStream final : public Stream {
   // Who captures the stream: nobody, replayrt (begin_capture), or the native stream's owner.
   enum class Capture { kNone, kOwn, kForeign };
 
-  Capture capture_locked() const;
+  // Reads atomics only (and, for a shared handle, cudaStreamIsCapturing).
+  Capture capture_now() const;
   bool captured_by_owner() const;
   // OK to enqueue: the ranges (and, while capturing, the referenced addresses) are live; while
   // replayrt captures they are recorded. A refusal while capturing fails the capture

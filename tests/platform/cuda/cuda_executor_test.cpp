@@ -376,5 +376,41 @@ TEST_F(CudaExecutorTest, ALaunchOfAnotherCallablesInvocationIsRefusedBeforeAnyth
   (void)stream_->synchronize();
 }
 
+TEST_F(CudaExecutorTest, ADecodeStepsAttentionSpreadsOverMoreBlocksThanTheGpuHasSms) {
+  // One query row, 32 heads of 128 over 4096 positions (8 KV heads): one block per (row, head)
+  // would leave most of a 132-SM GPU idle.
+  constexpr std::uint64_t kHeads = 32;
+  constexpr std::uint64_t kKvHeads = 8;
+  constexpr std::uint64_t kHd = 128;
+  constexpr std::uint64_t kPositions = 4096;
+  CallableBuilder b;
+  b.param(f32({kHeads * kHd}))
+      .param(f32({kPositions, kKvHeads * kHd}))
+      .param(f32({kPositions, kKvHeads * kHd}))
+      .param(rrt_tensor_desc_t{RRT_DTYPE_I32, 1, {1}, RRT_DIR_IN, RRT_PARAM_SPACE_ANY})
+      .param(f32({kHeads * kHd}, RRT_DIR_OUT));
+  b.task(testing::kAttention, {param(0), param(1), param(2), param(3), param(4), imm(1),
+                               imm(kHeads), imm(kKvHeads), imm(kHd), imm(kPositions)});
+  ASSERT_TRUE(prepare(b.desc()).is_ok());
+  const std::size_t cache = kPositions * kKvHeads * kHd * 4;
+  void *const tensors[] = {buffer(kHeads * kHd * 4), buffer(cache), buffer(cache), buffer(4),
+                           buffer(kHeads * kHd * 4)};
+  ASSERT_TRUE(device_->memset(tensors[0], 0, kHeads * kHd * 4).is_ok());
+  ASSERT_TRUE(device_->memset(tensors[1], 0, cache).is_ok());
+  ASSERT_TRUE(device_->memset(tensors[2], 0, cache).is_ok());
+  const std::int32_t pos = 4000;
+  write(tensors[3], &pos, 4);
+  fake_.clear_launches();
+  ASSERT_TRUE(launch(tensors).is_ok());
+  ASSERT_TRUE(stream_->synchronize().is_ok());
+  const auto launches = fake_.launches();
+  ASSERT_EQ(launches.size(), 1U);
+  EXPECT_EQ(launches[0].kernel, "attention");
+  int sms = 0;
+  ASSERT_EQ(fake_.api().device_get_attribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  EXPECT_GE(launches[0].grid.x, static_cast<unsigned>(sms));
+  EXPECT_EQ(read(tensors[4], 1)[0], 0.0F) << "the mean of zero values";
+}
+
 }  // namespace
 }  // namespace replayrt::cuda
