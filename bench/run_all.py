@@ -30,7 +30,10 @@ PROGRAMS = [
     ("exact_plan_bench", 1, None),
     ("wait_bench", None, None),
     ("kernel_bench", None, None),
+    ("cuda_host_bench", None, None),
 ]
+# Programs a build may lack (built only with the CUDA backend).
+OPTIONAL_PROGRAMS = {"cuda_host_bench"}
 
 TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
@@ -459,6 +462,32 @@ def machine_description(build_dir, context):
     return lines
 
 
+CUDA_HOST_ROWS = (
+    ("rrt_graph_replay's stream replay (CudaStream::replay)", "cuda_host/stream_replay",
+     "cuda_host/raw_graph_launch", "cudaGraphLaunch"),
+    ("rrt_graph_replay below the ABI guard (Engine::replay)", "cuda_host/engine_replay",
+     "cuda_host/raw_graph_launch", "cudaGraphLaunch"),
+    ("rrt_kernel_launch of a 1-task callable (Engine::kernel_launch)",
+     "cuda_host/engine_kernel_launch", "cuda_host/raw_kernel_launch", "cudaLaunchKernel"),
+)
+
+
+def cuda_host_section(report):
+    rows = []
+    for text, name, limit_name, limit_text in CUDA_HOST_ROWS:
+        value = report.get(name)
+        limit = report.get(limit_name)
+        if value is None:
+            continue
+        added = None if limit is None else value - limit
+        rows.append([text, fmt_time(value), f"{limit_text} on the fake: {fmt_time(limit)}",
+                     fmt_time(added)])
+    if rows:
+        report.table("9. CUDA backend, host work per call over FakeCuda (work dropped): what "
+                     "replayrt adds to the CUDA call it ends in",
+                     ["measurement", "replayrt", "the bare call", "added by replayrt"], rows)
+
+
 def main():
     args = parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
@@ -469,6 +498,9 @@ def main():
     try:
         for program, repetitions, min_time in PROGRAMS:
             if args.filter and args.filter not in program:
+                continue
+            if program in OPTIONAL_PROGRAMS and not args.report_only and not os.path.exists(
+                    os.path.join(args.build_dir, "bench", program)):
                 continue
             if args.report_only:
                 medians, context = load_program(args.out_dir, program)
@@ -493,6 +525,7 @@ def main():
     plan_section(report)
     wait_section(report)
     kernels_section(report)
+    cuda_host_section(report)
 
     any_context = next(iter(contexts.values()), {})
     machine = machine_description(args.build_dir, any_context)

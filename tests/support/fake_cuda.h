@@ -145,6 +145,9 @@ class FakeCuda {
   std::atomic<cudaError_t> forced_stream_query{cudaSuccess};
   // When true, a freed block of the same size is handed out again by the next cudaMalloc.
   std::atomic<bool> reuse_freed{false};
+  // When true, kernel launches outside a capture and graph launches are checked and then
+  // dropped, never run: a benchmark of the host side measures the callers alone.
+  std::atomic<bool> discard_work{false};
   // Called at the start of every cudaFree, on the calling thread, before the fake takes its
   // own lock.
   void (*on_free)(void *context) = nullptr;
