@@ -8,11 +8,11 @@
 //   EngineKernelLaunch        Engine::kernel_launch of a 1-task kernel-mode callable of it
 // The fake's calls cost a lock and a map lookup, a real cudaGraphLaunch about 2.5 us of host
 // time: the differences are what replayrt adds to a real launch, not the ratios.
-#include <benchmark/benchmark.h>
-
 #include <memory>
 #include <string_view>
 #include <vector>
+
+#include <benchmark/benchmark.h>
 
 #include "platform/cuda/builtin_params.h"
 #include "platform/cuda/cuda_device.h"

@@ -45,9 +45,9 @@ void run_kernel(benchmark::State &state, std::string_view name, std::uint64_t wd
   if (name == "linear") {
     scalars.push_back(wdtype);
   }
-  const rrt_kernel_args_t args{3, tensors.data(), bytes.data(),
-                               static_cast<std::uint32_t>(scalars.size()), scalars.data(), 0,
-                               nullptr};
+  const rrt_kernel_args_t args{
+      3, tensors.data(), bytes.data(), static_cast<std::uint32_t>(scalars.size()), scalars.data(),
+      0, nullptr};
   const rrt_kernel_fn fn = kernel(name);
   for (auto _ : state) {
     if (fn(&args, nullptr) != 0) {

@@ -133,11 +133,11 @@ Status DeviceContext::allocate(const GuardedBlock &block, std::size_t bytes, voi
     }
     void *ptr = nullptr;
     if (Status allocated = device_.try_allocate(bytes, &ptr); !allocated.is_ok()) {
-      return Status::error(allocated.code(),
-                           format("device allocation of %zu bytes for %s failed (%s); nothing "
-                                  "changed",
-                                  bytes, growth_point_name(block.point()),
-                                  allocated.message().c_str()));
+      return Status::error(
+          allocated.code(),
+          format("device allocation of %zu bytes for %s failed (%s); nothing "
+                 "changed",
+                 bytes, growth_point_name(block.point()), allocated.message().c_str()));
     }
     const auto info = device_.find_allocation(ptr);
     const std::uint64_t size = info ? info->size : bytes;

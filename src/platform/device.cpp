@@ -20,9 +20,8 @@ std::size_t Device::first_range_outside_allocations(std::span<const AddressRange
 Status Device::try_allocate(std::size_t bytes, void **out) {
   *out = allocate(bytes);
   if (*out == nullptr) {
-    return Status::error(RRT_ERR_OUT_OF_MEMORY,
-                         format("the %s device cannot allocate %zu bytes", properties().name,
-                                bytes));
+    return Status::error(RRT_ERR_OUT_OF_MEMORY, format("the %s device cannot allocate %zu bytes",
+                                                       properties().name, bytes));
   }
   return Status::ok();
 }

@@ -83,7 +83,7 @@ struct DeviceProperties {
   const char *name = "";
 };
 
-class KernelRegistry;     // platform/launch/kernel_registry.h
+class KernelRegistry;    // platform/launch/kernel_registry.h
 struct BuiltinLauncher;  // platform/launch/kernel_registry.h
 
 // How a host thread waits for device work of a device (a stream or event synchronize, a

@@ -174,8 +174,7 @@ class Engine {
   Status find_callable(std::int32_t id, const CallableRecord **out) const;
   static BindRequest bind_request(std::int32_t id, const CallableRecord &record,
                                   const RunArgsView &args);
-  Status enqueue_bound(const PreparedExecutable &executable, const BoundRun &bound,
-                       Stream &stream);
+  Status enqueue_bound(const PreparedExecutable &executable, const BoundRun &bound, Stream &stream);
   // Requires launch_mutex_. Orders `stream` after the previous serialized stream's work.
   Status serialize_before(Stream &stream);
 

@@ -446,7 +446,8 @@ TEST(KernelLaunchTest, ALaunchReturnsWithoutWaitingForTheDevice) {
   rrt_context_t ctx = make_context();
   std::atomic<bool> gate{false};
   std::int32_t gated = -1;
-  ASSERT_EQ(replayrt::testing::register_host_kernel(ctx, "gated", &gated_kernel, &gate, &gated), RRT_OK);
+  ASSERT_EQ(replayrt::testing::register_host_kernel(ctx, "gated", &gated_kernel, &gate, &gated),
+            RRT_OK);
   rrt_tensor_desc_t buffer{};
   buffer.dtype = RRT_DTYPE_F32;
   buffer.ndim = 1;
@@ -513,8 +514,11 @@ TEST(KernelLaunchTest, ALaunchOnAnotherStreamWaitsForThePreviousLaunch) {
   std::atomic<bool> marked{false};
   std::int32_t gated = -1;
   std::int32_t marking = -1;
-  ASSERT_EQ(replayrt::testing::register_host_kernel(ctx, "gated", &gated_kernel, &gate, &gated), RRT_OK);
-  ASSERT_EQ(replayrt::testing::register_host_kernel(ctx, "marking", &marking_kernel, &marked, &marking), RRT_OK);
+  ASSERT_EQ(replayrt::testing::register_host_kernel(ctx, "gated", &gated_kernel, &gate, &gated),
+            RRT_OK);
+  ASSERT_EQ(
+      replayrt::testing::register_host_kernel(ctx, "marking", &marking_kernel, &marked, &marking),
+      RRT_OK);
   rrt_tensor_desc_t buffer{};
   buffer.dtype = RRT_DTYPE_F32;
   buffer.ndim = 1;

@@ -164,8 +164,7 @@ int launch_lazy(const rrt_kernel_args_t *args, void *stream, void * /*user*/) {
   void *pointer = args->tensors[0];
   void *parameters[] = {&pointer};
   return platform_fake_cuda().api().launch_kernel(&kLazyKernel, dim3(1), dim3(1), parameters, 0,
-                                                  static_cast<cudaStream_t>(stream)) ==
-                 cudaSuccess
+                                                  static_cast<cudaStream_t>(stream)) == cudaSuccess
              ? 0
              : 1;
 }

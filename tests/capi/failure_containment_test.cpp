@@ -59,9 +59,15 @@ class Containment {
     options.device_workers = 1;
     options.profiling = profiling ? 1 : 0;
     EXPECT_EQ(rrt_context_create(&options, &ctx), RRT_OK);
-    EXPECT_EQ(replayrt::testing::register_host_kernel(ctx, "gated", &gated_kernel, &gate, &kernels[0]), RRT_OK);
-    EXPECT_EQ(replayrt::testing::register_host_kernel(ctx, "counting", &counting_kernel, &count, &kernels[1]), RRT_OK);
-    EXPECT_EQ(replayrt::testing::register_host_kernel(ctx, "failing", &failing_kernel, nullptr, &kernels[2]), RRT_OK);
+    EXPECT_EQ(
+        replayrt::testing::register_host_kernel(ctx, "gated", &gated_kernel, &gate, &kernels[0]),
+        RRT_OK);
+    EXPECT_EQ(replayrt::testing::register_host_kernel(ctx, "counting", &counting_kernel, &count,
+                                                      &kernels[1]),
+              RRT_OK);
+    EXPECT_EQ(replayrt::testing::register_host_kernel(ctx, "failing", &failing_kernel, nullptr,
+                                                      &kernels[2]),
+              RRT_OK);
     buffer.dtype = RRT_DTYPE_F32;
     buffer.ndim = 1;
     buffer.shape[0] = kFloats;

@@ -21,11 +21,11 @@
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include "fuzz_support.h"
-#include "platform/sim/kernels/builtin_kernels.h"
 #include "platform/launch/invocation_header.h"
 #include "platform/launch/kernel_registry.h"
 #include "platform/launch/task_graph_image.h"
 #include "platform/sim/executor/device_runtime.h"
+#include "platform/sim/kernels/builtin_kernels.h"
 #include "platform/sim/sim_device.h"
 #include "runtime/callable.h"
 #include "runtime/task_graph_builder.h"

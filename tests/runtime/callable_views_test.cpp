@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "platform/sim/kernels/builtin_kernels.h"
 #include "platform/launch/task_graph_image.h"
+#include "platform/sim/kernels/builtin_kernels.h"
 #include "runtime/bind.h"
 #include "runtime/callable.h"
 #include "runtime/task_graph_builder.h"

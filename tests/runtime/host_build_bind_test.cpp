@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "context/device_context.h"
-#include "platform/sim/kernels/builtin_kernels.h"
 #include "context/launch_scope.h"
+#include "platform/sim/kernels/builtin_kernels.h"
 #include "runtime/task_graph_builder.h"
 #include "support/callable_builder.h"
 #include "support/counting_slot.h"

@@ -93,10 +93,10 @@ class ExecutableRig {
       launch_referenced_.push_back(timings);
       launch_referenced_.push_back(wall);
     }
-    return LaunchBinding{{reinterpret_cast<const std::byte *>(invocation_.data()),
-                          invocation_.size() * 8},
-                         launch_referenced_,
-                         gm_heap_};
+    return LaunchBinding{
+        {reinterpret_cast<const std::byte *>(invocation_.data()), invocation_.size() * 8},
+        launch_referenced_,
+        gm_heap_};
   }
 
   const PreparedExecutable &executable() const { return *executable_; }

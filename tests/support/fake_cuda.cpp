@@ -779,8 +779,8 @@ cudaError_t fake_update_capture_dependencies(cudaStream_t stream, cudaGraphNode_
   if (s == nullptr || s->capture == nullptr) {
     return fail(cudaErrorIllegalState);
   }
-  if (edges != nullptr || (flags != cudaStreamAddCaptureDependencies &&
-                           flags != cudaStreamSetCaptureDependencies)) {
+  if (edges != nullptr ||
+      (flags != cudaStreamAddCaptureDependencies && flags != cudaStreamSetCaptureDependencies)) {
     return fail(cudaErrorInvalidValue);
   }
   std::vector<Node *> nodes;

@@ -129,7 +129,7 @@ class FakeCuda {
   // Failure injection: cudaSuccess (or 0) means "do not fail".
   std::atomic<cudaError_t> device_count_error{cudaSuccess};
   std::atomic<int> device_count{1};
-  std::atomic<int> malloc_failures_left{0};           // the next this many cudaMalloc calls fail
+  std::atomic<int> malloc_failures_left{0};  // the next this many cudaMalloc calls fail
   std::atomic<cudaError_t> malloc_error{cudaErrorMemoryAllocation};  // ... with this error
   std::atomic<cudaError_t> begin_capture_error{cudaSuccess};
   std::atomic<cudaError_t> end_capture_error{cudaSuccess};

@@ -140,10 +140,10 @@ void run_builtin(const FakeKernelLaunch &launch, void *context) {
 void run_profile(const FakeKernelLaunch &launch, void * /*context*/) {
   cuda::ProfileParams p;
   std::memcpy(&p, launch.parameters[0].data(), sizeof p);
-  const auto now = static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::steady_clock::now().time_since_epoch())
-          .count());
+  const auto now =
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
   switch (p.op) {
     case cuda::ProfileParams::kTaskStart: {
       auto *timing = static_cast<TaskTiming *>(p.record);

@@ -61,8 +61,7 @@ int launch_host_kernel(const rrt_kernel_args_t *args, void *stream, void *user) 
   std::copy_n(args->scalars, p.num_scalars, p.scalars);
   void *parameters[] = {&p};
   return platform_fake_cuda().api().launch_kernel(&kHostKernel, dim3(1), dim3(1), parameters, 0,
-                                                   static_cast<cudaStream_t>(stream)) ==
-                 cudaSuccess
+                                                  static_cast<cudaStream_t>(stream)) == cudaSuccess
              ? 0
              : 1;
 }

@@ -52,8 +52,7 @@ CUresult driver_func_get_param_info(CUfunction func, size_t index, size_t *offse
   const auto fn = driver().func_get_param_info;
   return fn != nullptr ? fn(func, index, offset, size) : CUDA_ERROR_NOT_FOUND;
 }
-CUresult driver_kernel_get_param_info(CUkernel kernel, size_t index, size_t *offset,
-                                      size_t *size) {
+CUresult driver_kernel_get_param_info(CUkernel kernel, size_t index, size_t *offset, size_t *size) {
   const auto fn = driver().kernel_get_param_info;
   return fn != nullptr ? fn(kernel, index, offset, size) : CUDA_ERROR_NOT_FOUND;
 }

@@ -5,11 +5,11 @@
 
 #include "common/align.h"
 #include "common/format.h"
+#include "platform/cuda/builtin_params.h"
 #include "platform/cuda/cuda_device_factory.h"
+#include "platform/cuda/cuda_executor.h"
 #include "platform/cuda/cuda_status.h"
 #include "platform/cuda/cuda_stream.h"
-#include "platform/cuda/builtin_params.h"
-#include "platform/cuda/cuda_executor.h"
 #include "platform/launch/builtin_kernels.h"
 
 namespace replayrt {

@@ -120,5 +120,4 @@ class CudaDevice final : public Device {
   std::map<std::uintptr_t, void *> raw_pointers_;  // aligned base → cudaMalloc's pointer
 };
 
-
 }  // namespace replayrt::cuda

@@ -132,7 +132,8 @@ int begin_launch(void *native, void *context) {
   }
   if (launch->capturing) {
     launch->scratch->entry.clear();
-    if (const cudaError_t error = append_dependencies(*launch->api, stream, &launch->scratch->entry);
+    if (const cudaError_t error =
+            append_dependencies(*launch->api, stream, &launch->scratch->entry);
         error != cudaSuccess) {
       return fail_cuda(&launch->failure, error, "cudaStreamGetCaptureInfo");
     }
@@ -156,11 +157,12 @@ int run_task(void *native, void *context) {
     }
     for (std::uint32_t p = first; p < last; ++p) {
       const std::uint32_t predecessor = plan.predecessors[p];
-      scratch.dependencies.insert(scratch.dependencies.end(),
-                                  scratch.terminal.begin() +
-                                      static_cast<std::ptrdiff_t>(scratch.terminal_start[predecessor]),
-                                  scratch.terminal.begin() + static_cast<std::ptrdiff_t>(
-                                                                 scratch.terminal_start[predecessor + 1]));
+      scratch.dependencies.insert(
+          scratch.dependencies.end(),
+          scratch.terminal.begin() +
+              static_cast<std::ptrdiff_t>(scratch.terminal_start[predecessor]),
+          scratch.terminal.begin() +
+              static_cast<std::ptrdiff_t>(scratch.terminal_start[predecessor + 1]));
     }
     if (const cudaError_t error = set_dependencies(api, stream, scratch.dependencies);
         error != cudaSuccess) {
@@ -306,11 +308,11 @@ Status CudaExecutor::enqueue(Stream &stream, const PreparedExecutable &prepared,
         decode_invocation(reinterpret_cast<const std::byte *>(scratch.invocation.data()),
                           invocation.size(), &header, &payload));
     if (header.callable_id != image.callable_id || header.generation != image.generation) {
-      return launch_failure(format(
-          "the launch names callable %d generation %llu, its prepared plan is callable %d "
-          "generation %llu",
-          header.callable_id, static_cast<unsigned long long>(header.generation),
-          image.callable_id, static_cast<unsigned long long>(image.generation)));
+      return launch_failure(
+          format("the launch names callable %d generation %llu, its prepared plan is callable %d "
+                 "generation %llu",
+                 header.callable_id, static_cast<unsigned long long>(header.generation),
+                 image.callable_id, static_cast<unsigned long long>(image.generation)));
     }
     if (static_cast<std::uint32_t>(header.tensor_count) != image.num_params ||
         static_cast<std::uint32_t>(header.scalar_count) != image.num_scalars) {
@@ -319,8 +321,7 @@ Status CudaExecutor::enqueue(Stream &stream, const PreparedExecutable &prepared,
                  image.callable_id, image.num_params, image.num_scalars, header.tensor_count,
                  header.scalar_count));
     }
-    const OperandSections sections{plan->view.operands, plan->view.views,
-                                   plan->view.device_values,
+    const OperandSections sections{plan->view.operands, plan->view.views, plan->view.device_values,
                                    reinterpret_cast<std::uint64_t>(binding.gm_heap)};
     const std::uint32_t tasks = image.num_tasks;
     const std::size_t builtins = builtin_kernel_specs().size();
@@ -332,8 +333,8 @@ Status CudaExecutor::enqueue(Stream &stream, const PreparedExecutable &prepared,
       if (const OperandError error =
               resolve_task_operands(task, sections, payload, nullptr, &resolved);
           error != OperandError::kNone) {
-        return launch_failure(format("callable %d task %u (kernel '%s'): %s", image.callable_id,
-                                     t, kernel.name.c_str(), describe(error)));
+        return launch_failure(format("callable %d task %u (kernel '%s'): %s", image.callable_id, t,
+                                     kernel.name.c_str(), describe(error)));
       }
       if (kernel.check_operands == nullptr) {
         continue;
@@ -364,8 +365,12 @@ Status CudaExecutor::enqueue(Stream &stream, const PreparedExecutable &prepared,
       }
     }
 
-    LaunchWork launch{&api_, plan, &scratch, stream.is_capturing(),
-                      reinterpret_cast<LaunchRecord *>(payload.wall_address), {}};
+    LaunchWork launch{&api_,
+                      plan,
+                      &scratch,
+                      stream.is_capturing(),
+                      reinterpret_cast<LaunchRecord *>(payload.wall_address),
+                      {}};
     auto *timings = reinterpret_cast<TaskTiming *>(payload.timings_address);
     scratch.terminal.clear();
     scratch.terminal_start.assign(tasks + 1, 0);

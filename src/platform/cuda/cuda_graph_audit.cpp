@@ -72,9 +72,9 @@ Status audit_kernel_node(const CudaApi &api, cudaGraphNode_t node, std::size_t i
   CUDA_KERNEL_NODE_PARAMS params{};
   if (const CUresult read = api.driver_kernel_node_get_params(node, &params);
       read != CUDA_SUCCESS) {
-    return unauditable(index, "(unread)",
-                       format("cuGraphKernelNodeGetParams returned CUresult %d",
-                              static_cast<int>(read)));
+    return unauditable(
+        index, "(unread)",
+        format("cuGraphKernelNodeGetParams returned CUresult %d", static_cast<int>(read)));
   }
   AuditCounts counts;
   if (params.kernelParams == nullptr && params.extra != nullptr) {
@@ -97,8 +97,8 @@ Status audit_kernel_node(const CudaApi &api, cudaGraphNode_t node, std::size_t i
     }
     if (known != CUDA_SUCCESS) {
       return unauditable(index, kernel_name(api, params),
-                         format("the driver reports no layout for parameter %zu (CUresult %d)",
-                                i, static_cast<int>(known)));
+                         format("the driver reports no layout for parameter %zu (CUresult %d)", i,
+                                static_cast<int>(known)));
     }
     if (i >= kMaxKernelParameters || params.kernelParams == nullptr) {
       return unauditable(index, kernel_name(api, params),

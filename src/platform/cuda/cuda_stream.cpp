@@ -3,8 +3,8 @@
 #include <utility>
 
 #include "common/format.h"
-#include "platform/cuda/cuda_status.h"
 #include "platform/cuda/cuda_graph_audit.h"
+#include "platform/cuda/cuda_status.h"
 #include "platform/cuda/graph_audit.h"
 
 namespace replayrt::cuda {
@@ -160,8 +160,8 @@ void CudaStream::abandon_capture() noexcept {
 
 void CudaStream::fail_enqueue(const Status &why) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  fail_locked(capture_now(), why.is_ok() ? Status::error(RRT_ERR_INTERNAL, "an enqueue failed")
-                                            : why);
+  fail_locked(capture_now(),
+              why.is_ok() ? Status::error(RRT_ERR_INTERNAL, "an enqueue failed") : why);
 }
 
 CudaStream::Capture CudaStream::capture_now() const {
@@ -379,11 +379,11 @@ Status CudaStream::wait_event(Event &event) {
     return refused;
   }
   const Capture capture = capture_now();
-  RRT_RETURN_IF_ERROR(after_call(
-      capture,
-      api_.stream_wait_event(stream_, cuda_event->handle(),
-                             capture != Capture::kNone ? cudaEventWaitExternal : 0),
-      "cudaStreamWaitEvent"));
+  RRT_RETURN_IF_ERROR(
+      after_call(capture,
+                 api_.stream_wait_event(stream_, cuda_event->handle(),
+                                        capture != Capture::kNone ? cudaEventWaitExternal : 0),
+                 "cudaStreamWaitEvent"));
   return Status::ok();
 }
 
@@ -407,10 +407,10 @@ Status CudaStream::synchronize() {
     (void)api_.get_last_error();
     Status error = cuda_status(api_, waited, "cudaStreamSynchronize");
     // The stream's own earlier failure is reported with it, not lost.
-    return failure.is_ok() ? error
-                           : Status::error(error.code(), error.message() +
-                                                             "; the stream had failed before: " +
-                                                             failure.message());
+    return failure.is_ok()
+               ? error
+               : Status::error(error.code(), error.message() + "; the stream had failed before: " +
+                                                 failure.message());
   }
   return failure;
 }
@@ -443,8 +443,8 @@ bool CudaStream::query() const {
   if (capture == Capture::kForeign) {
     return true;  // querying a stream its owner captures would invalidate that capture
   }
-  const cudaError_t state = capture == Capture::kOwn ? api_.event_query(before_capture_)
-                                                     : api_.stream_query(stream_);
+  const cudaError_t state =
+      capture == Capture::kOwn ? api_.event_query(before_capture_) : api_.stream_query(stream_);
   if (state != cudaSuccess) {
     (void)api_.get_last_error();
   }

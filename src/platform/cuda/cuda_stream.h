@@ -98,9 +98,9 @@ class CudaGraph final : public Graph {
 // declared addresses); an enqueue refused then, or fail_enqueue(), makes end_capture return
 // RRT_ERR_INVALID_STATE and discard the CUDA graph. end_capture ends the CUDA capture (an
 // invalidated capture is RRT_ERR_INVALID_STATE naming the CUDA error, and the stream is
-// reusable), audits the graph (audit_cuda_graph, cuda_graph_audit.h), instantiates and uploads it; any failure
-// destroys everything it created. The graph's captured addresses are the declared and audited
-// ones, deduplicated.
+// reusable), audits the graph (audit_cuda_graph, cuda_graph_audit.h), instantiates and uploads it;
+// any failure destroys everything it created. The graph's captured addresses are the declared and
+// audited ones, deduplicated.
 //
 // Replay: a CudaGraph of the same device; RRT_ERR_INVALID_STATE while capturing; the address
 // check, then cudaGraphLaunch on this stream.
@@ -173,7 +173,7 @@ class CudaStream final : public Stream {
   const bool owned_;
 
   mutable std::mutex mutex_;
-  std::atomic<bool> capturing_{false};          // written under mutex_
+  std::atomic<bool> capturing_{false};  // written under mutex_
   // True once the handle may be in another user's hands (a wrapped stream, or
   // share_native_handle): only then may someone else capture it.
   std::atomic<bool> shared_;

@@ -30,9 +30,10 @@ Status view_task_graph(std::span<const std::byte> image, TaskGraphView *out) {
     return malformed(format("magic 0x%08x version %u", header.magic, header.version));
   }
   if (!task_graph_layout_matches(header) || header.image_bytes != image.size()) {
-    return malformed(format("its sections or its size (%llu of %zu bytes) are not those its "
-                            "counts give",
-                            static_cast<unsigned long long>(header.image_bytes), image.size()));
+    return malformed(
+        format("its sections or its size (%llu of %zu bytes) are not those its "
+               "counts give",
+               static_cast<unsigned long long>(header.image_bytes), image.size()));
   }
   const TaskGraphLayout layout = task_graph_layout(header);
   TaskGraphView view;
@@ -41,8 +42,8 @@ Status view_task_graph(std::span<const std::byte> image, TaskGraphView *out) {
   view.operands = section<OperandRecord>(image, layout.operands, header.num_operands);
   view.successors = section<std::uint32_t>(image, layout.successors, header.num_edges);
   view.views = section<ViewRecord>(image, layout.views, header.num_views);
-  view.device_values = section<DeviceValueRecord>(image, layout.device_values,
-                                                  header.num_device_values);
+  view.device_values =
+      section<DeviceValueRecord>(image, layout.device_values, header.num_device_values);
   for (std::uint32_t t = 0; t < header.num_tasks; ++t) {
     const TaskRecord &task = view.tasks[t];
     const std::uint64_t operands = std::uint64_t{task.num_tensors} + task.num_scalars;
@@ -57,8 +58,8 @@ Status view_task_graph(std::span<const std::byte> image, TaskGraphView *out) {
     for (std::uint32_t s = 0; s < task.num_successors; ++s) {
       const std::uint32_t next = view.successors[task.first_successor + s];
       if (next <= t || next >= header.num_tasks) {
-        return malformed(format(
-            "task %u has successor %u: program order is not a topological order", t, next));
+        return malformed(
+            format("task %u has successor %u: program order is not a topological order", t, next));
       }
     }
   }

@@ -126,8 +126,8 @@ class DeviceConformanceTest : public ::testing::TestWithParam<Backend> {
   // A one-task callable prepared on `executor`, for launches that must fail.
   testing::ExecutableRig &fill_rig(Executor &executor) {
     testing::CallableBuilder builder;
-    builder.param(testing::f32({16}, RRT_DIR_OUT)).task(testing::kFill,
-                                                        {testing::param(0), testing::imm(0)});
+    builder.param(testing::f32({16}, RRT_DIR_OUT))
+        .task(testing::kFill, {testing::param(0), testing::imm(0)});
     return new_rig(executor, builder.desc());
   }
 
@@ -638,8 +638,7 @@ TEST_P(DeviceConformanceTest, ACapturedLaunchReadsItsDeviceValuesAtEveryReplay) 
   builder.device_value(RRT_OPERAND_PARAM, 1, 0).device_value(RRT_OPERAND_PARAM, 2, 0);
   builder.view(RRT_OPERAND_PARAM, 0, {4}, 0, 0, 4, 7);
   builder.task(testing::kCopy, {testing::view(0), testing::inter(0)});
-  builder.task(testing::kScale,
-               {testing::inter(0), testing::param(3), testing::device_value(1)});
+  builder.task(testing::kScale, {testing::inter(0), testing::param(3), testing::device_value(1)});
   testing::ExecutableRig &rig = new_rig(executor, builder.desc());
   std::byte *cache = allocate(32 * sizeof(float));
   std::byte *row = allocate(sizeof(std::int32_t));
@@ -673,29 +672,29 @@ TEST_P(DeviceConformanceTest, DecoderBuiltinsComputeAStepAsTheSimulatorsKernelsD
   constexpr std::uint64_t kHeads = 2;
   constexpr std::uint64_t kPositions = 16;
   testing::CallableBuilder builder;
-  builder.param(testing::f32({kHeads * kHd}, RRT_DIR_INOUT))                // q
-      .param(testing::f32({kHd}))                                           // k of the step
-      .param(testing::f32({kHd}))                                           // v of the step
+  builder
+      .param(testing::f32({kHeads * kHd}, RRT_DIR_INOUT))  // q
+      .param(testing::f32({kHd}))                          // k of the step
+      .param(testing::f32({kHd}))                          // v of the step
       .param(rrt_tensor_desc_t{RRT_DTYPE_I32, 1, {1}, RRT_DIR_IN, RRT_PARAM_SPACE_ANY})
-      .param(testing::f32({kPositions, kHd}, RRT_DIR_INOUT))                // k cache
-      .param(testing::f32({kPositions, kHd}, RRT_DIR_INOUT))                // v cache
-      .param(testing::f32({kHeads * kHd}, RRT_DIR_OUT));                    // out
+      .param(testing::f32({kPositions, kHd}, RRT_DIR_INOUT))  // k cache
+      .param(testing::f32({kPositions, kHd}, RRT_DIR_INOUT))  // v cache
+      .param(testing::f32({kHeads * kHd}, RRT_DIR_OUT));      // out
   builder.task(testing::kKvStore, {testing::param(1), testing::param(3), testing::param(4),
                                    testing::imm(1), testing::imm(kHd), testing::imm(kPositions)});
   builder.task(testing::kKvStore, {testing::param(2), testing::param(3), testing::param(5),
                                    testing::imm(1), testing::imm(kHd), testing::imm(kPositions)});
-  builder.task(testing::kRope, {testing::param(3), testing::param(0), testing::imm(1),
-                                testing::imm(kHeads), testing::imm(kHd),
-                                testing::imm_f32(10000.0F)});
+  builder.task(testing::kRope,
+               {testing::param(3), testing::param(0), testing::imm(1), testing::imm(kHeads),
+                testing::imm(kHd), testing::imm_f32(10000.0F)});
   builder.task(testing::kAttention,
                {testing::param(0), testing::param(4), testing::param(5), testing::param(3),
                 testing::param(6), testing::imm(1), testing::imm(kHeads), testing::imm(1),
                 testing::imm(kHd), testing::imm(kPositions)});
   testing::ExecutableRig &rig = new_rig(executor, builder.desc());
   std::vector<std::byte *> buffers;
-  for (const std::uint64_t floats :
-       {kHeads * kHd, kHd, kHd, std::uint64_t{1}, kPositions * kHd, kPositions * kHd,
-        kHeads * kHd}) {
+  for (const std::uint64_t floats : {kHeads * kHd, kHd, kHd, std::uint64_t{1}, kPositions * kHd,
+                                     kPositions * kHd, kHeads * kHd}) {
     buffers.push_back(allocate(floats * sizeof(float)));
   }
   const std::vector<float> k_cache = ramp(kPositions * kHd, 0.01F);

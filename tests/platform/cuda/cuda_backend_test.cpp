@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <thread>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -397,8 +397,8 @@ TEST_F(CudaAuditTest, AKernelWithoutParametersIsAuditedAndHoldsNoAddress) {
   work.context = const_cast<cuda::CudaApi *>(&fake_.api());
   work.enqueue = [](void *native, void *api) {
     return static_cast<const cuda::CudaApi *>(api)->launch_kernel(
-               &kNoParameters, dim3(1), dim3(1), nullptr, 0,
-               static_cast<cudaStream_t>(native)) == cudaSuccess
+               &kNoParameters, dim3(1), dim3(1), nullptr, 0, static_cast<cudaStream_t>(native)) ==
+                   cudaSuccess
                ? 0
                : 1;
   };
@@ -492,9 +492,9 @@ TEST_F(CudaBackendTest, AWrappedStreamUsesTheCallersHandleAndNeverDestroysIt) {
 }
 
 TEST(CudaErrorMappingTest, ErrorsThatLeaveTheProcessUnusableAreStickyDeviceFaults) {
-  for (const cudaError_t error : {cudaErrorECCUncorrectable, cudaErrorNvlinkUncorrectable,
-                                  cudaErrorContained, cudaErrorInvalidAddressSpace,
-                                  cudaErrorUnknown}) {
+  for (const cudaError_t error :
+       {cudaErrorECCUncorrectable, cudaErrorNvlinkUncorrectable, cudaErrorContained,
+        cudaErrorInvalidAddressSpace, cudaErrorUnknown}) {
     EXPECT_TRUE(is_sticky_device_fault(error)) << cudaGetErrorName(error);
     const Status status = cuda_status(real_cuda_api(), error, "cudaStreamSynchronize");
     EXPECT_NE(status.message().find("unusable"), std::string::npos) << status.message();

@@ -143,9 +143,13 @@ TEST(BuiltinChecksTest, TheHostCheckReturnsWhatTheCpuKernelReturns) {
     ASSERT_NE(check, nullptr) << kernel.name;
     std::vector<float> pool(256, 0.5F);
     for (const Case &c : cases_for(kernel.name, pool)) {
-      const rrt_kernel_args_t args{static_cast<std::uint32_t>(c.tensors.size()), c.tensors.data(),
-                                   c.bytes.data(), static_cast<std::uint32_t>(c.scalars.size()),
-                                   c.scalars.data(), 0, nullptr};
+      const rrt_kernel_args_t args{static_cast<std::uint32_t>(c.tensors.size()),
+                                   c.tensors.data(),
+                                   c.bytes.data(),
+                                   static_cast<std::uint32_t>(c.scalars.size()),
+                                   c.scalars.data(),
+                                   0,
+                                   nullptr};
       const int host = check(&args);
       const int cpu = sim::builtin_host_kernel(kernel.name)(&args, nullptr);
       EXPECT_EQ(host, cpu) << kernel.name << ": " << c.what;

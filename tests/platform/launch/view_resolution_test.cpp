@@ -149,10 +149,10 @@ TEST_F(ViewResolutionTest, ADeviceValueOutsideItsSourceIsRefused) {
 TEST_F(ViewResolutionTest, WithoutAReaderDeviceValuesBecomeDeviceOperandsTheWorkReads) {
   views_ = {row_view(7)};
   device_values_ = {value(0, RRT_DTYPE_I32), value(2, RRT_DTYPE_F32)};
-  ASSERT_EQ(resolve({operand(ImageOperandKind::kView, 0),
-                     operand(ImageOperandKind::kDeviceValue, 1)},
-                    1, 1, nullptr),
-            OperandError::kNone);
+  ASSERT_EQ(
+      resolve({operand(ImageOperandKind::kView, 0), operand(ImageOperandKind::kDeviceValue, 1)}, 1,
+              1, nullptr),
+      OperandError::kNone);
   EXPECT_EQ(out_.addresses[0], static_cast<void *>(cache_.data())) << "the view at offset 0";
   EXPECT_EQ(out_.sizes[0], 16U);
   EXPECT_EQ(out_.scalars[0], 0U);

@@ -150,8 +150,7 @@ struct Execution {
   // kViewOffsetOutOfRange (with *offset written) when a view's offset is out of range.
   int run_task(std::uint32_t t, unsigned worker, OffsetFailure *offset) {
     const TaskRecord &task = tasks[t];
-    if (!kernels->contains(task.kernel_id) ||
-        kernels->entry(task.kernel_id).host_fn == nullptr) {
+    if (!kernels->contains(task.kernel_id) || kernels->entry(task.kernel_id).host_fn == nullptr) {
       stop(Inconsistency::kUnknownKernel, t, static_cast<std::uint32_t>(task.kernel_id));
       return 0;
     }
@@ -379,8 +378,7 @@ class SimExecutable final : public PreparedExecutable {};
 
 }  // namespace
 
-Status DeviceRuntime::prepare(const TaskGraphSpec &spec,
-                              std::unique_ptr<PreparedExecutable> *out) {
+Status DeviceRuntime::prepare(const TaskGraphSpec &spec, std::unique_ptr<PreparedExecutable> *out) {
   TaskGraphView view;
   RRT_RETURN_IF_ERROR(view_task_graph(spec.image, &view));
   for (std::uint32_t t = 0; t < view.header.num_tasks; ++t) {

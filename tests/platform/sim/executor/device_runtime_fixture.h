@@ -8,9 +8,9 @@
 
 #include <gtest/gtest.h>
 
-#include "platform/sim/kernels/builtin_kernels.h"
 #include "platform/launch/kernel_registry.h"
 #include "platform/sim/executor/device_runtime.h"
+#include "platform/sim/kernels/builtin_kernels.h"
 #include "platform/sim/sim_device.h"
 #include "runtime/bind.h"
 #include "runtime/callable.h"

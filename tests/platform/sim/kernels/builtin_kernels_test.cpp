@@ -64,8 +64,13 @@ struct Call {
   ~Call() = default;
 
   rrt_kernel_args_t args() const {
-    return {static_cast<std::uint32_t>(addresses.size()), addresses.data(), bytes.data(),
-            static_cast<std::uint32_t>(scalars.size()), scalars.data(), 0, nullptr};
+    return {static_cast<std::uint32_t>(addresses.size()),
+            addresses.data(),
+            bytes.data(),
+            static_cast<std::uint32_t>(scalars.size()),
+            scalars.data(),
+            0,
+            nullptr};
   }
 
   int run(std::string_view name) const {

@@ -12,10 +12,9 @@
 
 #include <gtest/gtest.h>
 
-#include "platform/sim/kernels/builtin_kernels.h"
-
 #include "platform/launch/builtin_kernels.h"
 #include "platform/launch/float_formats.h"
+#include "platform/sim/kernels/builtin_kernels.h"
 
 namespace replayrt {
 namespace {
@@ -34,9 +33,13 @@ int run(std::string_view name, const std::vector<Bytes *> &tensors,
     addresses.push_back(tensor->data());
     sizes.push_back(tensor->size());
   }
-  const rrt_kernel_args_t args{static_cast<std::uint32_t>(addresses.size()), addresses.data(),
-                               sizes.data(), static_cast<std::uint32_t>(scalars.size()),
-                               scalars.data(), 0, nullptr};
+  const rrt_kernel_args_t args{static_cast<std::uint32_t>(addresses.size()),
+                               addresses.data(),
+                               sizes.data(),
+                               static_cast<std::uint32_t>(scalars.size()),
+                               scalars.data(),
+                               0,
+                               nullptr};
   for (const BuiltinKernelSpec &kernel : builtin_kernel_specs()) {
     if (name == kernel.name) {
       const int host = builtin_operand_check(name)(&args);
