@@ -383,13 +383,37 @@ cudaError_t fake_free(void *ptr) {
   return fail(st().fault);
 }
 
-cudaError_t fake_memcpy_async(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
-                              cudaStream_t stream) {
-  FakeCuda &fake = *g_fake;
-  ++fake.memcpy_calls;
-  if (kind == cudaMemcpyDeviceToHost) {
-    ++fake.device_to_host_copies;
+// Runs a copy, memset or kernel node (on a stream's worker).
+void run_node(const Node &node) {
+  switch (node.kind) {
+    case Node::Kind::kCopy:
+      run_copy(node);
+      break;
+    case Node::Kind::kMemset:
+      run_memset(node);
+      break;
+    case Node::Kind::kKernel:
+      run_kernel(node);
+      break;
+    case Node::Kind::kRecord:
+    case Node::Kind::kWait:
+      break;
   }
+}
+
+// Captures `node` on a capturing stream or queues it for the stream's worker (requires the
+// lock).
+void capture_or_submit(Stream *s, std::unique_ptr<Node> node) {
+  if (s->capture != nullptr) {
+    capture_node(s, std::move(node));
+    return;
+  }
+  const std::shared_ptr<Node> work(std::move(node));
+  submit(s, [work] { run_node(*work); });
+}
+
+// A copy or memset node enqueued on `stream`.
+cudaError_t enqueue_node(cudaStream_t stream, std::unique_ptr<Node> node) {
   if (is_legacy(stream)) {
     return fail(cudaErrorStreamCaptureImplicit);  // the backend must never use it
   }
@@ -397,43 +421,33 @@ cudaError_t fake_memcpy_async(void *dst, const void *src, size_t bytes, cudaMemc
   if (st().fault != cudaSuccess) {
     return fail(st().fault);
   }
+  capture_or_submit(stream_of(stream), std::move(node));
+  return cudaSuccess;
+}
+
+cudaError_t fake_memcpy_async(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                              cudaStream_t stream) {
+  FakeCuda &fake = *g_fake;
+  ++fake.memcpy_calls;
+  if (kind == cudaMemcpyDeviceToHost) {
+    ++fake.device_to_host_copies;
+  }
   auto node = std::make_unique<Node>();
   node->kind = Node::Kind::kCopy;
   node->dst = dst;
   node->src = src;
   node->bytes = bytes;
   node->copy_kind = kind;
-  Stream *s = stream_of(stream);
-  if (s->capture != nullptr) {
-    capture_node(s, std::move(node));
-    return cudaSuccess;
-  }
-  const std::shared_ptr<Node> work(std::move(node));
-  submit(s, [work] { run_copy(*work); });
-  return cudaSuccess;
+  return enqueue_node(stream, std::move(node));
 }
 
 cudaError_t fake_memset_async(void *dst, int value, size_t bytes, cudaStream_t stream) {
-  if (is_legacy(stream)) {
-    return fail(cudaErrorStreamCaptureImplicit);
-  }
-  const Lock lock(st().mutex);
-  if (st().fault != cudaSuccess) {
-    return fail(st().fault);
-  }
   auto node = std::make_unique<Node>();
   node->kind = Node::Kind::kMemset;
   node->dst = dst;
   node->bytes = bytes;
   node->value = value;
-  Stream *s = stream_of(stream);
-  if (s->capture != nullptr) {
-    capture_node(s, std::move(node));
-    return cudaSuccess;
-  }
-  const std::shared_ptr<Node> work(std::move(node));
-  submit(s, [work] { run_memset(*work); });
-  return cudaSuccess;
+  return enqueue_node(stream, std::move(node));
 }
 
 // The block holding `address`, if any (requires the lock).
@@ -1093,17 +1107,12 @@ cudaError_t fake_launch_kernel(const void *function, dim3 grid, dim3 block, void
     node->parameters.emplace_back(bytes, bytes + kernel->spec.parameter_sizes[i]);
   }
   node->point_at_parameters();
-  if (s->capture != nullptr) {
-    st().launch_log.push_back(FakeCuda::LaunchRecord{kernel->spec.name, grid, block, true});
-    capture_node(s, std::move(node));
+  const bool captured = s->capture != nullptr;
+  if (!captured && fake.discard_work.load()) {
     return cudaSuccess;
   }
-  if (fake.discard_work.load()) {
-    return cudaSuccess;
-  }
-  st().launch_log.push_back(FakeCuda::LaunchRecord{kernel->spec.name, grid, block, false});
-  const std::shared_ptr<Node> work(std::move(node));
-  submit(s, [work] { run_kernel(*work); });
+  st().launch_log.push_back(FakeCuda::LaunchRecord{kernel->spec.name, grid, block, captured});
+  capture_or_submit(s, std::move(node));
   return cudaSuccess;
 }
 
@@ -1156,22 +1165,12 @@ cudaError_t fake_launch(cudaGraphExec_t exec, cudaStream_t stream) {
   submit(s, [graph, bound] {
     for (std::size_t i = 0; i < graph->nodes.size(); ++i) {
       const Node &node = *graph->nodes[i];
-      switch (node.kind) {
-        case Node::Kind::kCopy:
-          run_copy(node);
-          break;
-        case Node::Kind::kMemset:
-          run_memset(node);
-          break;
-        case Node::Kind::kKernel:
-          run_kernel(node);
-          break;
-        case Node::Kind::kRecord:
-          complete_record(node.event, bound[i]);
-          break;
-        case Node::Kind::kWait:
-          await_record(node.event, bound[i]);
-          break;
+      if (node.kind == Node::Kind::kRecord) {
+        complete_record(node.event, bound[i]);
+      } else if (node.kind == Node::Kind::kWait) {
+        await_record(node.event, bound[i]);
+      } else {
+        run_node(node);
       }
     }
   });

@@ -20,88 +20,26 @@ namespace replayrt::testing {
 
 namespace {
 
-using cuda::BuiltinDeviceOperand;
+using cuda::BuiltinOperands;
 using cuda::BuiltinParams;
 using cuda::DeviceKernel;
 using cuda::DeviceOperandResult;
 
-std::int64_t read_integer(const BuiltinDeviceOperand &operand) {
-  if (operand.dtype == RRT_DTYPE_I64) {
-    std::int64_t value = 0;
-    std::memcpy(&value, operand.value, sizeof value);
-    return value;
-  }
-  std::int32_t value = 0;
-  std::memcpy(&value, operand.value, sizeof value);
-  return value;
-}
-
-bool overlaps(const void *a, std::uint64_t a_bytes, const void *b, std::uint64_t b_bytes) {
-  const auto x = reinterpret_cast<std::uintptr_t>(a);
-  const auto y = reinterpret_cast<std::uintptr_t>(b);
-  return x < y + b_bytes && y < x + a_bytes;
-}
-
-DeviceOperandResult apply_device_operands(BuiltinParams *p, bool strict) {
-  DeviceOperandResult result = DeviceOperandResult::kOk;
-  bool moved = false;
-  const std::uint32_t out = p->num_tensors - 1;
-  for (std::uint32_t i = 0; i < p->num_device_operands; ++i) {
-    const BuiltinDeviceOperand &operand = p->device_operands[i];
-    if (operand.kind == BuiltinDeviceOperand::kScalar) {
-      if (operand.dtype == RRT_DTYPE_F32) {
-        std::uint32_t bits = 0;
-        std::memcpy(&bits, operand.value, sizeof bits);
-        p->scalars[operand.index] = bits;
-      } else {
-        p->scalars[operand.index] = static_cast<std::uint64_t>(read_integer(operand));
-      }
-      continue;
-    }
-    const std::int64_t value = read_integer(operand);
-    if (value < 0 || static_cast<std::uint64_t>(value) > operand.value_max) {
-      if (operand.index == out) {
-        return DeviceOperandResult::kBadOutput;
-      }
-      result = DeviceOperandResult::kBadInput;
-      continue;
-    }
-    p->tensors[operand.index] = static_cast<char *>(p->tensors[operand.index]) +
-                                static_cast<std::uint64_t>(value) * operand.stride_bytes;
-    moved = true;
-  }
-  if (result == DeviceOperandResult::kOk && moved) {
-    for (std::uint32_t i = 0; i < out; ++i) {
-      const bool identical =
-          p->tensors[i] == p->tensors[out] && p->tensor_bytes[i] == p->tensor_bytes[out];
-      if (overlaps(p->tensors[i], p->tensor_bytes[i], p->tensors[out], p->tensor_bytes[out]) &&
-          (strict || !identical)) {
-        result = DeviceOperandResult::kBadInput;
-      }
-    }
-  }
-  return result;
-}
-
-void poison_output(const BuiltinParams &p) {
-  const std::uint32_t out = p.num_tensors - 1;
-  auto *values = static_cast<float *>(p.tensors[out]);
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (std::uint64_t i = 0; i < p.tensor_bytes[out] / sizeof(float); ++i) {
-    values[i] = nan;
-  }
+void poison_output(const BuiltinOperands &o, std::uint32_t out) {
+  auto *values = static_cast<float *>(o.tensors[out]);
+  std::fill(values, values + o.bytes[out] / sizeof(float), std::numeric_limits<float>::quiet_NaN());
 }
 
 // embedding one id at a time, as CUDA's kernel does: an id out of range makes its own row NaN.
-void run_embedding_rows(const BuiltinParams &p) {
-  const std::uint64_t d = p.scalars[1];
-  const std::uint64_t t = p.scalars[2];
-  auto *ids = static_cast<std::int32_t *>(p.tensors[1]);
-  auto *out = static_cast<float *>(p.tensors[2]);
+void run_embedding_rows(const BuiltinOperands &o) {
+  const std::uint64_t d = o.scalars[1];
+  const std::uint64_t t = o.scalars[2];
+  auto *ids = static_cast<std::int32_t *>(o.tensors[1]);
+  auto *out = static_cast<float *>(o.tensors[2]);
   for (std::uint64_t row = 0; row < t; ++row) {
-    void *tensors[3] = {p.tensors[0], ids + row, out + row * d};
-    std::uint64_t bytes[3] = {p.tensor_bytes[0], sizeof(std::int32_t), d * sizeof(float)};
-    std::uint64_t scalars[4] = {p.scalars[0], d, 1, p.scalars[3]};
+    void *tensors[3] = {o.tensors[0], ids + row, out + row * d};
+    std::uint64_t bytes[3] = {o.bytes[0], sizeof(std::int32_t), d * sizeof(float)};
+    std::uint64_t scalars[4] = {o.scalars[0], d, 1, o.scalars[3]};
     const rrt_kernel_args_t args{3, tensors, bytes, 4, scalars, 0, nullptr};
     if (sim::builtin_host_kernel("embedding")(&args, nullptr) != 0) {
       std::fill(out + row * d, out + (row + 1) * d, std::numeric_limits<float>::quiet_NaN());
@@ -114,26 +52,28 @@ void run_builtin(const FakeKernelLaunch &launch, void *context) {
   const std::string_view builtin = kernel->builtin;
   BuiltinParams p;
   std::memcpy(&p, launch.parameters[0].data(), sizeof p);
+  const std::uint32_t out = p.num_tensors - 1;
   const bool writes_nan = builtin != "kv_store";
-  switch (apply_device_operands(&p, builtin == "matmul")) {
+  BuiltinOperands o{};
+  switch (cuda::apply_device_operands(p, builtin == "matmul", &o)) {
     case DeviceOperandResult::kOk:
       break;
     case DeviceOperandResult::kBadInput:
       if (writes_nan) {
-        poison_output(p);
+        poison_output(o, out);
       }
       return;
     case DeviceOperandResult::kBadOutput:
       return;
   }
   if (builtin == "embedding") {
-    run_embedding_rows(p);
+    run_embedding_rows(o);
     return;
   }
-  const rrt_kernel_args_t args{p.num_tensors, p.tensors, p.tensor_bytes, p.num_scalars,
-                               p.scalars,     0,         nullptr};
+  const rrt_kernel_args_t args{p.num_tensors, o.tensors, o.bytes, p.num_scalars,
+                               o.scalars,     0,         nullptr};
   if (sim::builtin_host_kernel(builtin)(&args, nullptr) != 0 && writes_nan) {
-    poison_output(p);
+    poison_output(o, out);
   }
 }
 

@@ -67,71 +67,10 @@ enum Builtin : std::uint32_t {
 
 // ---- device operands -----------------------------------------------------------------------
 
-// A task's operands after its device operands were applied.
-struct Operands {
-  void *tensors[kMaxBuiltinTensors];
-  std::uint64_t bytes[kMaxBuiltinTensors];
-  std::uint64_t scalars[kMaxBuiltinScalars];
-};
+using Operands = BuiltinOperands;
 
 __device__ float quiet_nan() {
   return __int_as_float(0x7FC00000);
-}
-
-__device__ std::int64_t read_integer(const BuiltinDeviceOperand &operand) {
-  return operand.dtype == RRT_DTYPE_I64 ? *static_cast<const std::int64_t *>(operand.value)
-                                        : *static_cast<const std::int32_t *>(operand.value);
-}
-
-__device__ bool overlaps(const void *a, std::uint64_t a_bytes, const void *b,
-                         std::uint64_t b_bytes) {
-  const auto x = reinterpret_cast<std::uintptr_t>(a);
-  const auto y = reinterpret_cast<std::uintptr_t>(b);
-  return x < y + b_bytes && y < x + a_bytes;
-}
-
-// Applies the device operands of `p` (every thread does, reading the same values).
-__device__ DeviceOperandResult resolve(const BuiltinParams &p, Operands *o, bool strict) {
-  for (unsigned i = 0; i < kMaxBuiltinTensors; ++i) {
-    o->tensors[i] = p.tensors[i];
-    o->bytes[i] = p.tensor_bytes[i];
-  }
-  for (unsigned i = 0; i < kMaxBuiltinScalars; ++i) {
-    o->scalars[i] = p.scalars[i];
-  }
-  DeviceOperandResult result = DeviceOperandResult::kOk;
-  bool moved = false;
-  const unsigned out = p.num_tensors - 1;
-  for (unsigned i = 0; i < p.num_device_operands && i < kMaxBuiltinDeviceOperands; ++i) {
-    const BuiltinDeviceOperand &operand = p.device_operands[i];
-    if (operand.kind == BuiltinDeviceOperand::kScalar) {
-      o->scalars[operand.index] =
-          operand.dtype == RRT_DTYPE_F32 ? *static_cast<const std::uint32_t *>(operand.value)
-                                         : static_cast<std::uint64_t>(read_integer(operand));
-      continue;
-    }
-    const std::int64_t value = read_integer(operand);
-    if (value < 0 || static_cast<std::uint64_t>(value) > operand.value_max) {
-      if (operand.index == out) {
-        return DeviceOperandResult::kBadOutput;
-      }
-      result = DeviceOperandResult::kBadInput;
-      continue;
-    }
-    o->tensors[operand.index] = static_cast<char *>(o->tensors[operand.index]) +
-                                static_cast<std::uint64_t>(value) * operand.stride_bytes;
-    moved = true;
-  }
-  if (result == DeviceOperandResult::kOk && moved) {
-    for (unsigned i = 0; i < out; ++i) {
-      const bool identical = o->tensors[i] == o->tensors[out] && o->bytes[i] == o->bytes[out];
-      if (overlaps(o->tensors[i], o->bytes[i], o->tensors[out], o->bytes[out]) &&
-          (strict || !identical)) {
-        result = DeviceOperandResult::kBadInput;
-      }
-    }
-  }
-  return result;
 }
 
 __device__ std::uint64_t thread_rank() {
@@ -147,7 +86,7 @@ __device__ std::uint64_t thread_count() {
 // output first when `nan_on_failure` and the output is addressable).
 __device__ bool begin(const BuiltinParams &p, Operands *o, bool strict = false,
                       bool nan_on_failure = true) {
-  const DeviceOperandResult result = resolve(p, o, strict);
+  const DeviceOperandResult result = apply_device_operands(p, strict, o);
   if (result == DeviceOperandResult::kOk) {
     return true;
   }

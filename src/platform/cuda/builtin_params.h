@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <span>
 
+#include <replayrt/replayrt.h>
+
 namespace replayrt::cuda {
 
 inline constexpr unsigned kMaxBuiltinTensors = 5;
@@ -44,6 +46,77 @@ struct BuiltinParams {
 // kernel writes nothing). Overlaps that a device offset creates between the output and an input
 // other than exactly count as an input out of range.
 enum class DeviceOperandResult : std::uint32_t { kOk, kBadInput, kBadOutput };
+
+// A built-in task's operands after its device operands were applied.
+struct BuiltinOperands {
+  void *tensors[kMaxBuiltinTensors];
+  std::uint64_t bytes[kMaxBuiltinTensors];
+  std::uint64_t scalars[kMaxBuiltinScalars];
+};
+
+// Compiled for the device in the CUDA kernels and for the host in a CPU model of them.
+#if defined(__CUDACC__)
+#define REPLAYRT_HOST_DEVICE __host__ __device__
+#else
+#define REPLAYRT_HOST_DEVICE
+#endif
+
+// Copies p's operands into *out and applies its device operands, reading each value where it
+// lives (the kernel reads device memory): a scalar takes the value (an I32 sign-extended, an
+// I64, an F32's bits); a view offset moves its tensor by value * stride_bytes, a value outside
+// [0, value_max] making the result kBadOutput for the output tensor (the last) and kBadInput
+// for another. When an offset moved a tensor, the output overlapping an input (other than
+// exactly the same bytes, or at all when `strict`) is kBadInput.
+REPLAYRT_HOST_DEVICE inline DeviceOperandResult apply_device_operands(const BuiltinParams &p,
+                                                                      bool strict,
+                                                                      BuiltinOperands *out) {
+  for (unsigned i = 0; i < kMaxBuiltinTensors; ++i) {
+    out->tensors[i] = p.tensors[i];
+    out->bytes[i] = p.tensor_bytes[i];
+  }
+  for (unsigned i = 0; i < kMaxBuiltinScalars; ++i) {
+    out->scalars[i] = p.scalars[i];
+  }
+  DeviceOperandResult result = DeviceOperandResult::kOk;
+  bool moved = false;
+  const unsigned last = p.num_tensors - 1;
+  for (unsigned i = 0; i < p.num_device_operands && i < kMaxBuiltinDeviceOperands; ++i) {
+    const BuiltinDeviceOperand &operand = p.device_operands[i];
+    const std::int64_t integer = operand.dtype == RRT_DTYPE_I64
+                                     ? *static_cast<const std::int64_t *>(operand.value)
+                                     : *static_cast<const std::int32_t *>(operand.value);
+    if (operand.kind == BuiltinDeviceOperand::kScalar) {
+      out->scalars[operand.index] = operand.dtype == RRT_DTYPE_F32
+                                        ? *static_cast<const std::uint32_t *>(operand.value)
+                                        : static_cast<std::uint64_t>(integer);
+      continue;
+    }
+    if (integer < 0 || static_cast<std::uint64_t>(integer) > operand.value_max) {
+      if (operand.index == last) {
+        return DeviceOperandResult::kBadOutput;
+      }
+      result = DeviceOperandResult::kBadInput;
+      continue;
+    }
+    out->tensors[operand.index] = static_cast<char *>(out->tensors[operand.index]) +
+                                  static_cast<std::uint64_t>(integer) * operand.stride_bytes;
+    moved = true;
+  }
+  if (result != DeviceOperandResult::kOk || !moved) {
+    return result;
+  }
+  const auto output = reinterpret_cast<std::uintptr_t>(out->tensors[last]);
+  for (unsigned i = 0; i < last; ++i) {
+    const auto input = reinterpret_cast<std::uintptr_t>(out->tensors[i]);
+    const bool overlap = input < output + out->bytes[last] && output < input + out->bytes[i];
+    const bool identical =
+        out->tensors[i] == out->tensors[last] && out->bytes[i] == out->bytes[last];
+    if (overlap && (strict || !identical)) {
+      result = DeviceOperandResult::kBadInput;
+    }
+  }
+  return result;
+}
 
 // The profiling records a launch writes (platform/launch/profile_records.h), by the "profile"
 // kernel: one launch per record field.
