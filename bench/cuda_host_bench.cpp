@@ -1,11 +1,11 @@
 // The CUDA backend's host cost per call, measured without a GPU: the backend over FakeCuda with
 // its work dropped (FakeCuda::discard_work), so each pair of benchmarks times replayrt's own
 // host work against the bare CUDA call it ends in, on the same fake:
-//   RawGraphLaunch            cudaGraphLaunch of the executable graph (the limit)
-//   StreamReplay              CudaStream::replay of the graph that holds it
-//   EngineReplay              Engine::replay (rrt_graph_replay below the ABI guard)
-//   RawKernelLaunch           cudaLaunchKernel of the built-in "scale" kernel (the limit)
-//   EngineKernelLaunch        Engine::kernel_launch of a 1-task kernel-mode callable of it
+//   cuda_host/raw_graph_launch      cudaGraphLaunch of the executable graph (the limit)
+//   cuda_host/stream_replay         CudaStream::replay of the graph that holds it
+//   cuda_host/engine_replay         Engine::replay (rrt_graph_replay below the ABI guard)
+//   cuda_host/raw_kernel_launch     cudaLaunchKernel of the built-in "scale" kernel (the limit)
+//   cuda_host/engine_kernel_launch  Engine::kernel_launch of a 1-task kernel-mode callable of it
 // The fake's calls cost a lock and a map lookup, a real cudaGraphLaunch about 2.5 us of host
 // time: the differences are what replayrt adds to a real launch, not the ratios.
 #include <memory>
@@ -97,7 +97,7 @@ cudaGraphExec_t exec_of(Rig &rig) {
   return exec;
 }
 
-void BM_RawGraphLaunch(benchmark::State &state) {
+void raw_graph_launch(benchmark::State &state) {
   Rig rig;
   const cudaGraphExec_t exec = exec_of(rig);
   const auto stream = static_cast<cudaStream_t>(rig.stream_->native_handle());
@@ -106,9 +106,9 @@ void BM_RawGraphLaunch(benchmark::State &state) {
   }
   (void)rig.fake_.api().graph_exec_destroy(exec);
 }
-BENCHMARK(BM_RawGraphLaunch)->Name("cuda_host/raw_graph_launch");
+BENCHMARK(raw_graph_launch)->Name("cuda_host/raw_graph_launch");
 
-void BM_StreamReplay(benchmark::State &state) {
+void stream_replay(benchmark::State &state) {
   Rig rig;
   if (!rig.ok()) {
     state.SkipWithError("rig setup failed");
@@ -118,9 +118,9 @@ void BM_StreamReplay(benchmark::State &state) {
     benchmark::DoNotOptimize(rig.stream_->replay(*rig.graph_));
   }
 }
-BENCHMARK(BM_StreamReplay)->Name("cuda_host/stream_replay");
+BENCHMARK(stream_replay)->Name("cuda_host/stream_replay");
 
-void BM_EngineReplay(benchmark::State &state) {
+void engine_replay(benchmark::State &state) {
   Rig rig;
   if (!rig.ok()) {
     state.SkipWithError("rig setup failed");
@@ -130,9 +130,9 @@ void BM_EngineReplay(benchmark::State &state) {
     benchmark::DoNotOptimize(rig.engine_->replay(*rig.graph_, *rig.stream_));
   }
 }
-BENCHMARK(BM_EngineReplay)->Name("cuda_host/engine_replay");
+BENCHMARK(engine_replay)->Name("cuda_host/engine_replay");
 
-void BM_RawKernelLaunch(benchmark::State &state) {
+void raw_kernel_launch(benchmark::State &state) {
   Rig rig;
   const auto stream = static_cast<cudaStream_t>(rig.stream_->native_handle());
   const void *scale = nullptr;
@@ -153,9 +153,9 @@ void BM_RawKernelLaunch(benchmark::State &state) {
         rig.fake_.api().launch_kernel(scale, dim3(4), dim3(256), args, 0, stream));
   }
 }
-BENCHMARK(BM_RawKernelLaunch)->Name("cuda_host/raw_kernel_launch");
+BENCHMARK(raw_kernel_launch)->Name("cuda_host/raw_kernel_launch");
 
-void BM_EngineKernelLaunch(benchmark::State &state) {
+void engine_kernel_launch(benchmark::State &state) {
   Rig rig;
   if (!rig.ok()) {
     state.SkipWithError("rig setup failed");
@@ -166,7 +166,7 @@ void BM_EngineKernelLaunch(benchmark::State &state) {
     benchmark::DoNotOptimize(rig.engine_->kernel_launch(rig.callable_, args, *rig.stream_));
   }
 }
-BENCHMARK(BM_EngineKernelLaunch)->Name("cuda_host/engine_kernel_launch");
+BENCHMARK(engine_kernel_launch)->Name("cuda_host/engine_kernel_launch");
 
 }  // namespace
 

@@ -51,7 +51,7 @@ class CudaExecutor final : public Executor {
   CudaExecutor(const CudaApi &api, const KernelRegistry &kernels);
 
   Status prepare(const TaskGraphSpec &spec, std::unique_ptr<PreparedExecutable> *out) override;
-  Status enqueue(Stream &stream, const PreparedExecutable &executable,
+  Status enqueue(Stream &stream, const PreparedExecutable &prepared,
                  const LaunchBinding &binding) override;
 
  private:

@@ -8,7 +8,7 @@ namespace replayrt {
 
 namespace {
 
-Status malformed(std::string what) {
+Status malformed(const std::string &what) {
   return Status::error(RRT_ERR_INVALID_ARGUMENT, "malformed task-graph image: " + what);
 }
 

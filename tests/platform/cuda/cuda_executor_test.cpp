@@ -229,7 +229,7 @@ CallableBuilder row_copy() {
 TEST_F(CudaExecutorTest, ABuiltinsDeviceOffsetOutOfRangeWritesNanAndAnOutputOffsetNothing) {
   CallableBuilder b = row_copy();
   ASSERT_TRUE(prepare(b.desc()).is_ok());
-  void *cache = buffer(32 * 4);
+  void *cache = buffer(std::size_t{32} * 4);
   void *row = buffer(4);
   void *out = buffer(16);
   std::vector<float> rows(32);
