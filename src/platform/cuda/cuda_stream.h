@@ -102,8 +102,18 @@ class CudaGraph final : public Graph {
 // any failure destroys everything it created. The graph's captured addresses are the declared and
 // audited ones, deduplicated.
 //
+// Captures by the handle's owner: once the native handle may be in other hands (a wrapped
+// stream, or share_native_handle()), every call also asks cudaStreamIsCapturing. While the
+// owner captures it, is_capturing() and capture_is_foreign() are true; enqueues are recorded
+// into the owner's graph with the external event flags and no declared addresses; a refused or
+// failed enqueue invalidates the owner's capture (a cudaStreamQuery of the capturing stream)
+// instead of becoming sticky; synchronize, wait_idle, begin_capture and replay return
+// RRT_ERR_INVALID_STATE; query answers done without asking CUDA. An owned stream whose handle
+// was never shared makes no such call.
+//
 // Replay: a CudaGraph of the same device; RRT_ERR_INVALID_STATE while capturing; the address
-// check, then cudaGraphLaunch on this stream.
+// check, then cudaGraphLaunch on this stream. It takes no stream lock (its state is atomic and
+// the graph's own mutex serializes its launches).
 //
 // synchronize: cudaStreamSynchronize (a device fault is RRT_ERR_KERNEL_FAILED and poisons the
 // CUDA context), then reports the pending failure. wait_idle waits without reporting; while
@@ -115,7 +125,9 @@ class CudaGraph final : public Graph {
 // waiting for work queued outside a capture never invalidates a capture the calling thread has
 // in progress. They use the CUDA runtime's own device scheduling; set_host_wait_policy is
 // ignored.
-// Destruction abandons a capture (destroying the partial graph), waits for queued work and
+// Destruction abandons a capture (destroying the partial graph; CUDA lets only the capture's
+// thread end it, so a capturing stream must be destroyed there: rrt_stream_destroy refuses a
+// capturing stream), waits for queued work unless the owner is capturing the handle, and
 // destroys an owned cudaStream_t.
 class CudaStream final : public Stream {
  public:
