@@ -12,7 +12,9 @@
 #   make soak       10^6 kernel-mode replays, resident memory and allocator calls sampled;
 #                   writes build/bench/soak.json
 #   make lint       clang-format and clang-tidy over the sources
-.PHONY: demo llama test asan tsan controls bench fuzz stress soak lint format deps
+#   make gpu-bundle build the GPU binaries here (no GPU needed) into .gpu-bundle/, which
+#                   scripts/gpu-check.sh runs on a GPU machine instead of building there
+.PHONY: demo llama test asan tsan controls bench fuzz stress soak lint format deps gpu-bundle
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := callable_desc_fuzzer invocation_fuzzer lifecycle_fuzzer
@@ -76,6 +78,15 @@ soak: deps
 	@cmake --build --preset default --target soak_bench
 	@mkdir -p build/bench
 	@build/default/bench/soak_bench --json build/bench/soak.json
+
+GPU_BUNDLE_TARGETS := cuda_gpu_test cuda_conformance_gpu_test gpu_replay_bench llama-decoder \
+  replayrt
+
+gpu-bundle: deps
+	@cmake --preset gpu-bundle >/dev/null
+	@bash scripts/gpu-bundle.sh --source-hash >build/gpu-bundle/source-hash.txt
+	@cmake --build --preset gpu-bundle --target $(GPU_BUNDLE_TARGETS)
+	@bash scripts/gpu-bundle.sh build/gpu-bundle .gpu-bundle
 
 lint: deps
 	@scripts/lint.sh

@@ -1,103 +1,191 @@
 #!/usr/bin/env python3
 """PyTorch paths of the GPU benchmark: the same chains as gpu_replay_bench (N in {1, 16, 256}
-in-place adds of one over 1 Ki and 16 Mi floats), as torch eager `x.add_(1)` and as
-torch.cuda.CUDAGraph.replay() of a capture of them. Same metrics (host time per call, call
-plus synchronize, device time from events; medians of 5) and the same result check.
+in-place adds of one over 1 Ki and 16 Mi floats), as torch eager `x.add_(1)` (torch_eager)
+and as torch.cuda.CUDAGraph.replay() of a capture of them (torch_graph). Same metrics (host
+time per call, call plus synchronize, device time from events), the same calls per metric,
+the same round-robin over the paths per repetition and medians over the repetitions, and the
+same result check (every element equals N times the calls made; NaN or another value fails
+that path).
 
-Writes {"skipped": reason} when torch or a CUDA device is unavailable, and exits 0 then.
-Usage: torch_graph_bench.py [--json FILE]
+The JSON file is rewritten after every configuration: {"torch", "cuda", "gpu", "repetitions",
+"finished", "results": [...], "errors": [{"path", "floats", "tasks", "error"}]}; a failed path
+is recorded there and the others still run. Writes {"skipped": reason} and exits 0 when torch
+or a CUDA device is unavailable. Exit status 0 when every path passed, 1 otherwise.
+Usage: torch_graph_bench.py [--json FILE] [--repetitions R]   (R in [5, 25], default 7)
 """
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
+import traceback
 
 
-def measure(call, calls, torch):
-    host, sync, device = [], [], []
+def calls_for(floats, tasks):
+    """Calls per metric and repetition, as gpu_replay_bench chooses them."""
+    if floats > (1 << 20):
+        return 4
+    return 50 if tasks >= 256 else 200
+
+
+class Path:
+    def __init__(self, name, call, buffer):
+        self.name = name
+        self.call = call
+        self.buffer = buffer
+        self.calls_made = 0
+        self.host, self.sync, self.device = [], [], []
+        self.error = None
+
+
+def measure_once(path, calls, torch):
     start = torch.cuda.Event(enable_timing=True)
     stop = torch.cuda.Event(enable_timing=True)
-    for _ in range(5):
-        begin = time.perf_counter()
-        for _ in range(calls):
-            call()
-        host.append((time.perf_counter() - begin) * 1e6 / calls)
+    begin = time.perf_counter()
+    for _ in range(calls):
+        path.call()
+    path.host.append((time.perf_counter() - begin) * 1e6 / calls)
+    path.calls_made += calls
+    torch.cuda.synchronize()
+    begin = time.perf_counter()
+    for _ in range(calls):
+        path.call()
         torch.cuda.synchronize()
-        begin = time.perf_counter()
-        for _ in range(calls):
-            call()
+    path.sync.append((time.perf_counter() - begin) * 1e6 / calls)
+    path.calls_made += calls
+    start.record()
+    for _ in range(calls):
+        path.call()
+    stop.record()
+    stop.synchronize()
+    path.calls_made += calls
+    path.device.append(start.elapsed_time(stop) * 1000.0 / calls)
+
+
+def describe(error):
+    return f"{type(error).__name__}: {error}".strip()
+
+
+def run_config(torch, floats, tasks, repetitions, results, errors):
+    calls = calls_for(floats, tasks)
+    stream = torch.cuda.Stream()
+    paths = []
+    with torch.cuda.stream(stream):
+        eager_buffer = torch.zeros(floats, device="cuda", dtype=torch.float32)
+
+        def eager():
+            for _ in range(tasks):
+                eager_buffer.add_(1)
+
+        paths.append(Path("torch_eager", eager, eager_buffer))
+
+        graph_buffer = torch.zeros(floats, device="cuda", dtype=torch.float32)
+        graph = torch.cuda.CUDAGraph()
+        try:
+            for _ in range(tasks):  # warm-up outside the capture
+                graph_buffer.add_(1)
             torch.cuda.synchronize()
-        sync.append((time.perf_counter() - begin) * 1e6 / calls)
-        start.record()
-        for _ in range(calls):
-            call()
-        stop.record()
-        stop.synchronize()
-        device.append(start.elapsed_time(stop) * 1000.0 / calls)
-    return statistics.median(host), statistics.median(sync), statistics.median(device)
+            with torch.cuda.graph(graph):
+                for _ in range(tasks):
+                    graph_buffer.add_(1)
+            path = Path("torch_graph", graph.replay, graph_buffer)
+        except Exception as error:  # noqa: BLE001 - recorded, the other path still runs
+            path = Path("torch_graph", None, graph_buffer)
+            path.error = f"capture: {describe(error)}"
+        paths.append(path)
+
+        for path in paths:
+            if path.error:
+                continue
+            try:
+                path.buffer.zero_()
+                torch.cuda.synchronize()
+                path.call()
+                torch.cuda.synchronize()
+                path.calls_made = 1
+            except Exception as error:  # noqa: BLE001
+                path.error = f"warm-up: {describe(error)}"
+        for rep in range(repetitions):
+            for k in range(len(paths)):
+                path = paths[(k + rep) % len(paths)]
+                if path.error:
+                    continue
+                try:
+                    measure_once(path, calls, torch)
+                except Exception as error:  # noqa: BLE001
+                    path.error = describe(error)
+        torch.cuda.synchronize()
+    for path in paths:
+        if not path.error:
+            expected = float(path.calls_made * tasks)
+            values = path.buffer.cpu()
+            wrong = (values != expected) | torch.isnan(values)
+            if bool(wrong.any()):
+                index = int(wrong.nonzero()[0])
+                path.error = (f"wrong result: element {index} is {float(values[index]):g}, "
+                              f"expected {expected:.0f}")
+        if path.error:
+            print(f"{floats:9d} floats {tasks:3d} tasks {path.name:<16} FAILED: {path.error}")
+            errors.append(dict(path=path.name, floats=floats, tasks=tasks, error=path.error))
+            continue
+        row = dict(path=path.name, floats=floats, tasks=tasks, calls=calls,
+                   host_us=statistics.median(path.host), sync_us=statistics.median(path.sync),
+                   device_us=statistics.median(path.device),
+                   samples=dict(host_us=path.host, sync_us=path.sync, device_us=path.device))
+        print(f"{floats:9d} floats {tasks:3d} tasks {path.name:<16} host {row['host_us']:9.2f} us"
+              f"  call+sync {row['sync_us']:9.2f} us  device {row['device_us']:.2f} us")
+        results.append(row)
+    sys.stdout.flush()
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--json")
+    parser.add_argument("--repetitions", type=int, default=7)
     options = parser.parse_args()
+    if not 5 <= options.repetitions <= 25:
+        parser.error("--repetitions must be in [5, 25]")
 
     def write(payload):
-        text = json.dumps(payload, indent=2)
-        if options.json:
-            with open(options.json, "w") as out:
-                out.write(text + "\n")
-        else:
-            print(text)
+        text = json.dumps(payload, indent=2) + "\n"
+        if not options.json:
+            return
+        temporary = options.json + ".tmp"
+        with open(temporary, "w") as out:
+            out.write(text)
+        os.replace(temporary, options.json)
 
     try:
         import torch
     except ImportError as error:
+        print(f"torch is not importable: {error}")
         write({"skipped": f"torch is not importable: {error}"})
         return 0
     if not torch.cuda.is_available():
+        print("torch sees no CUDA device")
         write({"skipped": "torch sees no CUDA device"})
         return 0
 
-    results = []
+    payload = {"torch": torch.__version__, "cuda": torch.version.cuda,
+               "gpu": torch.cuda.get_device_name(0), "repetitions": options.repetitions,
+               "finished": False, "results": [], "errors": []}
+    print(f"torch {payload['torch']} (CUDA {payload['cuda']}) on {payload['gpu']}, "
+          f"{options.repetitions} repetitions")
+    write(payload)
     for floats in (1 << 10, 16 << 20):
-        calls = 4 if floats > (1 << 20) else 200
         for tasks in (1, 16, 256):
-            per_path = 3 * 5 * calls * tasks
-            stream = torch.cuda.Stream()
-            with torch.cuda.stream(stream):
-                x = torch.zeros(floats, device="cuda", dtype=torch.float32)
-
-                def eager():
-                    for _ in range(tasks):
-                        x.add_(1)
-
-                host, sync, device = measure(eager, calls, torch)
-                torch.cuda.synchronize()
-                if not bool(torch.all(x == per_path)):
-                    print(f"torch_eager {floats} {tasks}: wrong result", file=sys.stderr)
-                    return 1
-                results.append(dict(path="torch_eager", floats=floats, tasks=tasks,
-                                    host_us=host, sync_us=sync, device_us=device))
-
-                graph = torch.cuda.CUDAGraph()
-                eager()  # warm up outside the capture
-                torch.cuda.synchronize()
-                with torch.cuda.graph(graph):
-                    eager()
-                x.zero_()
-                torch.cuda.synchronize()
-                host, sync, device = measure(graph.replay, calls, torch)
-                torch.cuda.synchronize()
-                if not bool(torch.all(x == per_path)):
-                    print(f"torch_graph {floats} {tasks}: wrong result", file=sys.stderr)
-                    return 1
-                results.append(dict(path="torch_graph", floats=floats, tasks=tasks,
-                                    host_us=host, sync_us=sync, device_us=device))
-    write({"torch": torch.__version__, "cuda": torch.version.cuda,
-           "gpu": torch.cuda.get_device_name(0), "results": results})
-    return 0
+            try:
+                run_config(torch, floats, tasks, options.repetitions, payload["results"],
+                           payload["errors"])
+            except Exception as error:  # noqa: BLE001 - the next configuration still runs
+                traceback.print_exc()
+                payload["errors"].append(dict(path="setup", floats=floats, tasks=tasks,
+                                              error=describe(error)))
+            write(payload)
+    payload["finished"] = True
+    write(payload)
+    return 1 if payload["errors"] else 0
 
 
 if __name__ == "__main__":
