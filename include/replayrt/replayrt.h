@@ -213,8 +213,11 @@ RRT_API rrt_status_t rrt_context_destroy(rrt_context_t ctx);
 RRT_API rrt_status_t rrt_device_alloc(rrt_context_t ctx, size_t bytes, void **out);
 /* RRT_ERR_INVALID_ARGUMENT for a pointer that rrt_device_alloc did not return or that was
    already freed. Work queued on the context's streams may still use the buffer, so the free
-   first waits for every stream's queued work (reporting no failure), then frees. A graph that
-   captured the buffer is refused as stale afterwards. */
+   first waits for every stream's queued work (reporting no failure), then frees. The free is
+   ordered with rrt_kernel_launch, rrt_run_launch and rrt_graph_replay on other threads: while
+   it waits none of them is admitted, so one admitted before it has completed when the memory
+   goes, and one admitted after it finds the buffer gone (a launch naming it is
+   RRT_ERR_INVALID_ARGUMENT, a replay of a graph that captured it RRT_ERR_STALE_ADDRESS). */
 RRT_API rrt_status_t rrt_device_free(rrt_context_t ctx, void *device_ptr);
 /* stream NULL: synchronous, and not ordered with work queued on any stream (synchronize that
    stream first). With a stream: queued on it; on a capturing stream the copy is recorded, not
@@ -278,7 +281,8 @@ RRT_API rrt_status_t rrt_stream_begin_capture(rrt_stream_t stream);
 RRT_API rrt_status_t rrt_stream_end_capture(rrt_stream_t stream, rrt_graph_t *out);
 /* Checks every captured address first: RRT_ERR_STALE_ADDRESS and nothing enqueued on any
    stream if any is no longer the same live allocation. Replays are asynchronous on `stream`
-   and ordered after the context's previous launch, run or replay on another stream. */
+   and ordered after the context's previous launch, run or replay on another stream. Graphs
+   do not nest: a replay onto a stream that is capturing is RRT_ERR_INVALID_STATE. */
 RRT_API rrt_status_t rrt_graph_replay(rrt_graph_t graph, rrt_stream_t stream);
 RRT_API rrt_status_t rrt_graph_destroy(rrt_graph_t graph);
 
@@ -680,7 +684,10 @@ typedef struct rrt_run_args {
    of that slot, so a failed run never skips a run of the other slot); wait blocks until done;
    finalize releases the slot. HOST outputs are copied back on the stream after the run's
    tasks, so they are in place when wait returns. rrt_run does all four on the slot's own
-   stream. With both slots in use, prepare returns RRT_ERR_INVALID_STATE. */
+   stream. With both slots in use, prepare returns RRT_ERR_INVALID_STATE. A launch whose
+   DEVICE tensor's allocation was freed after prepare (even if another allocation now covers
+   the address) is refused with RRT_ERR_INVALID_ARGUMENT, captured or not, and the run stays
+   prepared (finalize it). */
 RRT_API rrt_status_t rrt_run_prepare(rrt_context_t ctx, int32_t callable_id,
                                      const rrt_run_args_t *args, rrt_run_t *out);
 RRT_API rrt_status_t rrt_run_launch(rrt_run_t run, rrt_stream_t stream);
@@ -725,8 +732,7 @@ RRT_API rrt_status_t rrt_run_profile(rrt_run_t run, rrt_task_timing_t *out, uint
    profiling_task_capacity records: a launch captured after launches whose tasks fill it is
    refused at rrt_kernel_launch (RRT_ERR_INTERNAL at RRT_GROWTH_DFX_COLLECTORS, the detail
    names profiling_task_capacity) and changes nothing; the capture holds the launches before
-   it. Launches of a graph replayed inside a capture keep the record positions of their own
-   capture. *count is 0 after a replay of a graph that holds no kernel-mode launch. */
+   it. *count is 0 after a replay of a graph that holds no kernel-mode launch. */
 RRT_API rrt_status_t rrt_context_profile(rrt_context_t ctx, rrt_task_timing_t *out,
                                          uint32_t capacity, uint32_t *count);
 

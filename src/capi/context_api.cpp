@@ -1,6 +1,7 @@
 // Contexts, caller device memory and statistics.
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "capi/api_guard.h"
 #include "capi/handles.h"
@@ -185,11 +186,12 @@ RRT_API rrt_status_t rrt_device_free(rrt_context_t ctx, void *device_ptr) {
                                             device_ptr));
     }
     // Queued work may still use the buffer: the free waits for every stream of the context.
+    std::vector<replayrt::Stream *> streams;
+    streams.reserve(ctx->streams.size());
     for (rrt_stream_s *stream : ctx->streams) {
-      RRT_RETURN_IF_ERROR(stream->stream->wait_idle());
+      streams.push_back(stream->stream.get());
     }
-    RRT_RETURN_IF_ERROR(ctx->engine->wait_for_own_streams());
-    RRT_RETURN_IF_ERROR(ctx->engine->device().free(device_ptr));
+    RRT_RETURN_IF_ERROR(ctx->engine->free_caller_buffer(device_ptr, streams));
     ctx->caller_allocations.erase(it);
     return Status::ok();
   });

@@ -104,11 +104,15 @@ Engine::InFlight::~InFlight() {
   engine_.in_flight_.fetch_sub(1, std::memory_order_release);
 }
 
-Status Engine::wait_for_own_streams() {
+Status Engine::free_caller_buffer(void *buffer, std::span<Stream *const> caller_streams) {
+  const std::lock_guard<std::mutex> lock(launch_mutex_);
+  for (Stream *stream : caller_streams) {
+    RRT_RETURN_IF_ERROR(stream->wait_idle());
+  }
   for (auto &stream : own_streams_) {
     RRT_RETURN_IF_ERROR(stream->wait_idle());
   }
-  return Status::ok();
+  return device_->free(buffer);
 }
 
 Status Engine::program_init() {
@@ -250,6 +254,7 @@ Status Engine::run_prepare(std::int32_t callable_id, const RunArgsView &args,
   RRT_RETURN_IF_ERROR(find_callable(callable_id, &found));
   const CallableRecord &record = *found;
   RRT_RETURN_IF_ERROR(validate_run_args(*record.callable, args, *device_));
+  std::vector<CapturedAddress> device_tensors = device_tensor_allocations(args, *device_);
 
   int slot = -1;
   RRT_RETURN_IF_ERROR(context_.claim_slot(&slot));
@@ -262,6 +267,7 @@ Status Engine::run_prepare(std::int32_t callable_id, const RunArgsView &args,
   run->callable_ = record.callable;
   run->executable_ = record.executable;
   run->strategy_ = &bind_strategy(record.callable->bind());
+  run->device_tensors_ = std::move(device_tensors);
   run->epoch_ = epoch_.load(std::memory_order_acquire);
   Status bound = run->strategy_->bind(context_.slot(slot), bind_request(callable_id, record, args),
                                       &run->bound_);
@@ -292,12 +298,15 @@ Status Engine::run_launch(ProgramRun &run, Stream *stream) {
                          "own (the stream's native stream is being captured by its owner); "
                          "capture a kernel-mode launch, whose addresses never move, instead");
   }
+  // Under the launch mutex, so a free of a tensor's buffer (free_caller_buffer) comes wholly
+  // before or after the launch.
+  const std::lock_guard<std::mutex> lock(launch_mutex_);
+  RRT_RETURN_IF_ERROR(check_device_tensor_allocations(run.device_tensors_, *device_));
   run.captured_ = target.is_capturing();
   Status enqueued;
   if (run.captured_) {
     enqueued = enqueue_bound(*run.executable_, run.bound_, target);
   } else {
-    const std::lock_guard<std::mutex> lock(launch_mutex_);
     enqueued = serialize_before(target);
     if (enqueued.is_ok()) {
       last_serialized_stream_ = &target;
@@ -363,9 +372,10 @@ Status Engine::kernel_launch(std::int32_t callable_id, const RunArgsView &args, 
   }
   const CallableRecord *record = nullptr;
   RRT_RETURN_IF_ERROR(find_callable(callable_id, &record));
-  RRT_RETURN_IF_ERROR(validate_run_args(*record->callable, args, *device_));
-
+  // The arguments are checked under the launch mutex, so a free of a tensor's buffer
+  // (free_caller_buffer) comes wholly before or after the launch.
   const std::lock_guard<std::mutex> lock(launch_mutex_);
+  RRT_RETURN_IF_ERROR(validate_run_args(*record->callable, args, *device_));
   const bool capturing = caller.is_capturing();
   const auto tasks = static_cast<std::uint32_t>(record->callable->tasks().size());
   BindRequest request = bind_request(callable_id, *record, args);

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include <replayrt/replayrt.h>
@@ -52,6 +53,8 @@ class ProgramRun {
   std::shared_ptr<const Callable> callable_;
   std::shared_ptr<const PreparedExecutable> executable_;
   BoundRun bound_;
+  // The allocations of the run's DEVICE tensors when it was prepared, checked at launch.
+  std::vector<CapturedAddress> device_tensors_;
   State state_ = State::kPrepared;
   Stream *stream_ = nullptr;
   bool captured_ = false;
@@ -79,8 +82,11 @@ class ProgramRun {
 // the last run or replay that used its slot, since its bind may upload into the slot.
 //
 // Thread safety: launches, replays, runs on distinct slots, callable preparation and kernel
-// registration may come from several threads. init and finalize must not race with anything;
-// a finalize that finds a call in progress returns RRT_ERR_INVALID_STATE and changes nothing.
+// registration may come from several threads. Launches, run launches, replays and caller
+// frees (free_caller_buffer) are admitted one at a time under the launch mutex, so a launch
+// checks its addresses and enqueues with no free in between. init and finalize must not race
+// with anything; a finalize that finds a call in progress returns RRT_ERR_INVALID_STATE and
+// changes nothing.
 class Engine {
  public:
   static constexpr std::int32_t kMaxCallables = CallableTable::kCapacity;
@@ -115,15 +121,21 @@ class Engine {
   DeviceContext &context() noexcept { return context_; }
   const DeviceContext &context() const noexcept { return context_; }
   KernelRegistry &kernels() noexcept { return kernels_; }
-  // Waits for the work queued on the engine's own streams (reports nothing).
-  Status wait_for_own_streams();
+  // Frees `buffer`, a caller allocation of the device, in order with every launch, run and
+  // replay: none is admitted while the free waits for the work queued on `caller_streams` and
+  // on the engine's own streams (reporting no failure) and then frees. Work admitted before the
+  // free has completed when the memory goes; work admitted after it finds the buffer gone (a
+  // launch or run is refused with RRT_ERR_INVALID_ARGUMENT, a replay as stale). The device's
+  // free errors are returned as they are.
+  Status free_caller_buffer(void *buffer, std::span<Stream *const> caller_streams);
   bool is_kernel() const noexcept { return context_.latch().is_kernel(); }
 
   Status prepare_callable(const rrt_callable_desc_t &desc, std::int32_t *out_id);
 
   Status run_prepare(std::int32_t callable_id, const RunArgsView &args,
                      std::unique_ptr<ProgramRun> *out);
-  // `stream` null: the own stream of the run's slot.
+  // `stream` null: the own stream of the run's slot. A run whose DEVICE tensor's allocation
+  // was freed after prepare is refused (RRT_ERR_INVALID_ARGUMENT) and stays prepared.
   Status run_launch(ProgramRun &run, Stream *stream);
   Status run_wait(ProgramRun &run);
   // Waits if needed and releases the slot. The run may be destroyed afterwards.

@@ -91,4 +91,33 @@ Status validate_run_args(const Callable &callable, const RunArgsView &args, cons
   return Status::ok();
 }
 
+std::vector<CapturedAddress> device_tensor_allocations(const RunArgsView &args,
+                                                       const Device &device) {
+  std::vector<CapturedAddress> recorded;
+  for (const rrt_tensor_arg_t &arg : args.tensors) {
+    if (arg.space != RRT_SPACE_DEVICE) {
+      continue;
+    }
+    const auto owner = device.find_allocation(arg.addr);
+    recorded.push_back(CapturedAddress{reinterpret_cast<std::uintptr_t>(arg.addr),
+                                       owner ? owner->base : 0, owner ? owner->generation : 0});
+  }
+  return recorded;
+}
+
+Status check_device_tensor_allocations(std::span<const CapturedAddress> recorded,
+                                       const Device &device) {
+  for (const CapturedAddress &tensor : recorded) {
+    const auto *address = reinterpret_cast<const void *>(tensor.address);
+    const auto owner = device.find_allocation(address);
+    if (!owner || owner->base != tensor.base || owner->generation != tensor.generation) {
+      return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                           format("DEVICE tensor at %p: its allocation at %p was freed after the "
+                                  "run was prepared",
+                                  address, reinterpret_cast<const void *>(tensor.base)));
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace replayrt

@@ -1,6 +1,9 @@
 // Checks the arguments of one run against its callable.
 #pragma once
 
+#include <span>
+#include <vector>
+
 #include "common/status.h"
 #include "platform/device.h"
 #include "runtime/bound_run.h"
@@ -14,5 +17,16 @@ namespace replayrt {
 // one live allocation of `device`; and there is one scalar per declared scalar. Touches no
 // state.
 Status validate_run_args(const Callable &callable, const RunArgsView &args, const Device &device);
+
+// The live allocation each DEVICE tensor of `args` lies in, in tensor order; `args` passed
+// validate_run_args on `device`. A run records them when it is prepared and checks them when it
+// is launched, since its arguments' memory may be freed in between.
+std::vector<CapturedAddress> device_tensor_allocations(const RunArgsView &args,
+                                                       const Device &device);
+// OK while every address still lies in the allocation (base and generation) recorded for it;
+// RRT_ERR_INVALID_ARGUMENT naming the first that does not (its allocation was freed, even if
+// another now covers the address). Touches no state.
+Status check_device_tensor_allocations(std::span<const CapturedAddress> recorded,
+                                       const Device &device);
 
 }  // namespace replayrt
