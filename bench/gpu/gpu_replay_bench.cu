@@ -19,13 +19,23 @@
 // 5). Every path adds to a buffer of its own; after the repetitions each element must equal N
 // times the calls made (a wrong value or NaN fails that path).
 //
+// Then the attention built-in at 4096 positions, 32 heads, head dim 128, as rrt_kernel_launch
+// of a one-task kernel-mode callable: "decode" (one query at position 4095, attending to every
+// cached position) and "prefill" (4096 queries, causal). Metric: device time per launch from
+// CUDA events around back-to-back launches, median over the repetitions; the output of the
+// warm-up launch is checked against a float64 reference for the first and last query of two
+// heads (relative error above 1e-3 fails the shape). torch_graph_bench.py measures
+// scaled_dot_product_attention on the same shapes.
+//
 // Usage: gpu_replay_bench [--json FILE] [--repetitions R]   (R in [5, 25], default 7)
 // Prints the device it runs on and one line per path and configuration. With --json, the file
 // is rewritten after every configuration: {"gpu", "driver", "runtime", ..., "finished",
-// "results": [...], "errors": [{"path", "floats", "tasks", "error"}]}; a failed path or
+// "results": [...], "errors": [{"path", "floats", "tasks", "error"}], "attention": [{"shape",
+// "queries", "positions", "heads", "head_dim", "calls", "device_us", "samples", "error"}]}
+// (an attention shape that failed has its "error" and no times); a failed path or
 // configuration is recorded there and the others still run. Without a usable device it writes
-// {"error": "..."} and exits 2. Exit status 0 when every path of every configuration passed,
-// 1 otherwise.
+// {"error": "..."} and exits 2. Exit status 0 when every path of every configuration and both
+// attention shapes passed, 1 otherwise.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -166,13 +176,28 @@ struct Failure {
   std::string error;
 };
 
+// One attention shape: `queries` query rows against `positions` cached rows.
+struct AttentionRow {
+  std::string shape;
+  std::uint64_t queries = 0;
+  std::uint64_t positions = 0;
+  int calls = 0;
+  std::vector<double> device;
+  std::string error;
+};
+
 struct Report {
   const char *json_path = nullptr;
   Environment env;
   int repetitions = 7;
   std::vector<Row> rows;
   std::vector<Failure> failures;
+  std::vector<AttentionRow> attention;
 };
+
+constexpr std::uint64_t kAttentionPositions = 4096;
+constexpr std::uint64_t kAttentionHeads = 32;
+constexpr std::uint64_t kAttentionHeadDim = 128;
 
 // Rewrites the whole JSON file (through a temporary file and a rename, so that a reader never
 // sees half of it).
@@ -213,7 +238,25 @@ void write_json(const Report &report, bool finished) {
             ", \"tasks\": " + std::to_string(f.tasks) + ", \"error\": " + json_string(f.error) +
             "}";
   }
-  text += report.failures.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  text += report.failures.empty() ? "],\n" : "\n  ],\n";
+  text += "  \"attention\": [";
+  for (std::size_t i = 0; i < report.attention.size(); ++i) {
+    const AttentionRow &a = report.attention[i];
+    text += i == 0 ? "\n" : ",\n";
+    text += "    {\"shape\": " + json_string(a.shape) +
+            ", \"queries\": " + std::to_string(a.queries) +
+            ", \"positions\": " + std::to_string(a.positions) +
+            ", \"heads\": " + std::to_string(kAttentionHeads) +
+            ", \"head_dim\": " + std::to_string(kAttentionHeadDim) +
+            ", \"calls\": " + std::to_string(a.calls);
+    if (a.error.empty()) {
+      text += ", \"device_us\": " + json_number(median(a.device)) +
+              ", \"samples\": {\"device_us\": " + json_numbers(a.device) + "}}";
+    } else {
+      text += ", \"error\": " + json_string(a.error) + "}";
+    }
+  }
+  text += report.attention.empty() ? "]\n}\n" : "\n  ]\n}\n";
   const std::string temporary = std::string(report.json_path) + ".tmp";
   FILE *out = std::fopen(temporary.c_str(), "w");
   if (out == nullptr) {
@@ -608,6 +651,222 @@ void run_config(std::uint64_t floats, int tasks, Report *report) {
   std::fflush(stdout);
 }
 
+// What one attention shape holds; the destructor releases whatever was set up.
+struct AttentionSetup {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr;
+  cudaEvent_t stop = nullptr;
+  rrt_context_t ctx = nullptr;
+  rrt_stream_t wrapped = nullptr;
+  void *buffers[5] = {};
+
+  ~AttentionSetup() {
+    if (stream != nullptr) {
+      (void)cudaStreamSynchronize(stream);
+    }
+    if (wrapped != nullptr) {
+      (void)rrt_stream_destroy(wrapped);
+    }
+    for (void *buffer : buffers) {
+      if (buffer != nullptr) {
+        (void)rrt_device_free(ctx, buffer);
+      }
+    }
+    if (ctx != nullptr) {
+      (void)rrt_context_destroy(ctx);
+    }
+    for (cudaEvent_t event : {start, stop}) {
+      if (event != nullptr) {
+        (void)cudaEventDestroy(event);
+      }
+    }
+    if (stream != nullptr) {
+      (void)cudaStreamDestroy(stream);
+    }
+    (void)cudaGetLastError();
+  }
+};
+
+// Deterministic values in [-1, 1).
+std::vector<float> pseudo_random(std::size_t count, std::uint32_t seed) {
+  std::vector<float> values(count);
+  std::uint32_t state = seed;
+  for (float &value : values) {
+    state = state * 1664525U + 1013904223U;
+    value = static_cast<float>(state >> 8) / static_cast<float>(1U << 23) - 1.0F;
+  }
+  return values;
+}
+
+// True when query row `t` of head `h` of `out` matches a float64 evaluation of the attention
+// built-in's definition within 1e-3 relative error; g_error says where it does not.
+bool check_attention_row(const std::vector<float> &q, const std::vector<float> &k,
+                         const std::vector<float> &v, const std::vector<float> &out,
+                         std::uint64_t first_position, std::uint64_t t, std::uint64_t h) {
+  const std::uint64_t width = kAttentionHeads * kAttentionHeadDim;
+  const std::uint64_t p = first_position + t;
+  const float *query = &q[t * width + h * kAttentionHeadDim];
+  std::vector<double> scores(p + 1);
+  double top = -INFINITY;
+  for (std::uint64_t j = 0; j <= p; ++j) {
+    const float *key = &k[j * width + h * kAttentionHeadDim];
+    double dot = 0.0;
+    for (std::uint64_t d = 0; d < kAttentionHeadDim; ++d) {
+      dot += static_cast<double>(query[d]) * key[d];
+    }
+    scores[j] = dot / std::sqrt(static_cast<double>(kAttentionHeadDim));
+    top = std::max(top, scores[j]);
+  }
+  double total = 0.0;
+  for (double &score : scores) {
+    score = std::exp(score - top);
+    total += score;
+  }
+  for (std::uint64_t d = 0; d < kAttentionHeadDim; ++d) {
+    double expected = 0.0;
+    for (std::uint64_t j = 0; j <= p; ++j) {
+      expected += scores[j] / total * v[j * width + h * kAttentionHeadDim + d];
+    }
+    const double got = out[t * width + h * kAttentionHeadDim + d];
+    if (!(std::fabs(got - expected) <= 1e-3 * std::max(1.0, std::fabs(expected)))) {
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    "wrong result: query %llu head %llu element %llu is %g, expected %g",
+                    static_cast<unsigned long long>(t), static_cast<unsigned long long>(h),
+                    static_cast<unsigned long long>(d), got, expected);
+      g_error = text;
+      std::fprintf(stderr, "%s\n", text);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Measures the attention built-in on `queries` query rows ending at the last cached position.
+void run_attention(const char *shape, std::uint64_t queries, Report *report) {
+  const std::uint64_t width = kAttentionHeads * kAttentionHeadDim;
+  const std::uint64_t positions = kAttentionPositions;
+  const std::uint64_t first_position = positions - queries;
+  AttentionRow row{shape, queries, positions, queries == 1 ? 50 : 5, {}, {}};
+  const auto finish = [&] {
+    if (row.error.empty()) {
+      std::printf("attention %-8s %5llu queries x %llu positions: device %9.2f us per launch\n",
+                  shape, static_cast<unsigned long long>(queries),
+                  static_cast<unsigned long long>(positions), median(row.device));
+    } else {
+      std::printf("attention %-8s FAILED: %s\n", shape, row.error.c_str());
+      row.device.clear();
+    }
+    std::fflush(stdout);
+    report->attention.push_back(row);
+  };
+
+  // q[queries, width], k and v [positions, width], pos[1] (int32), out[queries, width].
+  const std::uint64_t rows[5] = {queries, positions, positions, 1, queries};
+  const std::uint64_t columns[5] = {width, width, width, 1, width};
+  rrt_tensor_desc_t params[5]{};
+  for (int i = 0; i < 5; ++i) {
+    params[i].dtype = i == 3 ? RRT_DTYPE_I32 : RRT_DTYPE_F32;
+    params[i].ndim = 2;
+    params[i].shape[0] = rows[i];
+    params[i].shape[1] = columns[i];
+    params[i].direction = i == 4 ? RRT_DIR_OUT : RRT_DIR_IN;
+    params[i].space = RRT_PARAM_SPACE_DEVICE;
+  }
+  AttentionSetup s;
+  std::int32_t attention = -1;
+  rrt_context_options_t options{};
+  options.struct_size = sizeof options;
+  options.platform = RRT_PLATFORM_CUDA;
+  if (!check_cuda(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking),
+                  "cudaStreamCreate") ||
+      !check_cuda(cudaEventCreate(&s.start), "cudaEventCreate") ||
+      !check_cuda(cudaEventCreate(&s.stop), "cudaEventCreate") ||
+      !check_rrt(rrt_context_create(&options, &s.ctx), "rrt_context_create") ||
+      !check_rrt(rrt_kernel_lookup(s.ctx, "attention", &attention), "rrt_kernel_lookup")) {
+    row.error = g_error;
+    finish();
+    return;
+  }
+  const auto immediate = [](std::uint64_t value) {
+    return rrt_operand_t{RRT_OPERAND_IMMEDIATE, static_cast<std::uint32_t>(value)};
+  };
+  const rrt_operand_t operands[10] = {{RRT_OPERAND_PARAM, 0},       {RRT_OPERAND_PARAM, 1},
+                                      {RRT_OPERAND_PARAM, 2},       {RRT_OPERAND_PARAM, 3},
+                                      {RRT_OPERAND_PARAM, 4},       immediate(queries),
+                                      immediate(kAttentionHeads),   immediate(kAttentionHeads),
+                                      immediate(kAttentionHeadDim), immediate(positions)};
+  const rrt_task_desc_t task{attention, 10, operands};
+  rrt_callable_desc_t desc{};
+  desc.struct_size = sizeof desc;
+  desc.bind = RRT_BIND_DEVICE_BUILD;
+  desc.num_params = 5;
+  desc.params = params;
+  desc.num_tasks = 1;
+  desc.tasks = &task;
+  rrt_kernel_config_t config{};
+  config.struct_size = sizeof config;
+  std::int32_t callable = -1;
+  bool ready =
+      check_rrt(rrt_capacity_plan_fit(&desc, &config.capacity), "rrt_capacity_plan_fit") &&
+      check_rrt(rrt_kernel_init(s.ctx, &config), "rrt_kernel_init") &&
+      check_rrt(rrt_callable_prepare(s.ctx, &desc, &callable), "rrt_callable_prepare") &&
+      check_rrt(rrt_stream_wrap_native(s.ctx, s.stream, &s.wrapped), "rrt_stream_wrap_native");
+  rrt_tensor_arg_t tensors[5]{};
+  for (int i = 0; ready && i < 5; ++i) {
+    const std::uint64_t bytes = rows[i] * columns[i] * 4;
+    ready = check_rrt(rrt_device_alloc(s.ctx, bytes, &s.buffers[i]), "rrt_device_alloc");
+    tensors[i] = {s.buffers[i], bytes, RRT_SPACE_DEVICE};
+  }
+  const std::vector<float> q = pseudo_random(queries * width, 1);
+  const std::vector<float> k = pseudo_random(positions * width, 2);
+  const std::vector<float> v = pseudo_random(positions * width, 3);
+  const auto position = static_cast<std::int32_t>(first_position);
+  ready = ready &&
+          check_rrt(rrt_memcpy_h2d(s.ctx, s.buffers[0], q.data(), tensors[0].bytes, nullptr),
+                    "rrt_memcpy_h2d") &&
+          check_rrt(rrt_memcpy_h2d(s.ctx, s.buffers[1], k.data(), tensors[1].bytes, nullptr),
+                    "rrt_memcpy_h2d") &&
+          check_rrt(rrt_memcpy_h2d(s.ctx, s.buffers[2], v.data(), tensors[2].bytes, nullptr),
+                    "rrt_memcpy_h2d") &&
+          check_rrt(rrt_memcpy_h2d(s.ctx, s.buffers[3], &position, 4, nullptr), "rrt_memcpy_h2d");
+  rrt_run_args_t args{};
+  args.struct_size = sizeof args;
+  args.num_tensors = 5;
+  args.tensors = tensors;
+  const auto launch = [&] {
+    return check_rrt(rrt_kernel_launch(s.ctx, callable, &args, s.wrapped), "rrt_kernel_launch");
+  };
+  // The warm-up launch, whose output is checked.
+  std::vector<float> out(queries * width);
+  ready = ready && launch() &&
+          check_rrt(rrt_stream_synchronize(s.wrapped), "rrt_stream_synchronize") &&
+          check_rrt(rrt_memcpy_d2h(s.ctx, out.data(), s.buffers[4], tensors[4].bytes, nullptr),
+                    "rrt_memcpy_d2h");
+  for (const std::uint64_t t : {std::uint64_t{0}, queries - 1}) {
+    for (const std::uint64_t h : {std::uint64_t{0}, kAttentionHeads - 1}) {
+      ready = ready && check_attention_row(q, k, v, out, first_position, t, h);
+    }
+  }
+  for (int rep = 0; ready && rep < report->repetitions; ++rep) {
+    ready = check_cuda(cudaEventRecord(s.start, s.stream), "cudaEventRecord");
+    for (int i = 0; ready && i < row.calls; ++i) {
+      ready = launch();
+    }
+    float ms = 0.0F;
+    ready = ready && check_cuda(cudaEventRecord(s.stop, s.stream), "cudaEventRecord") &&
+            check_cuda(cudaEventSynchronize(s.stop), "cudaEventSynchronize") &&
+            check_cuda(cudaEventElapsedTime(&ms, s.start, s.stop), "cudaEventElapsedTime");
+    if (ready) {
+      row.device.push_back(static_cast<double>(ms) * 1000.0 / row.calls);
+    }
+  }
+  if (!ready) {
+    row.error = g_error;
+  }
+  finish();
+}
+
 bool parse_args(int argc, char **argv, Report *report) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--json") == 0 && i + 1 < argc) {
@@ -674,9 +933,15 @@ int main(int argc, char **argv) {
       write_json(report, false);
     }
   }
+  run_attention("decode", 1, &report);
+  write_json(report, false);
+  run_attention("prefill", kAttentionPositions, &report);
   write_json(report, true);
   if (report.json_path == nullptr) {
     std::printf("%zu results, %zu errors\n", report.rows.size(), report.failures.size());
   }
-  return report.failures.empty() ? 0 : 1;
+  const bool attention_failed =
+      std::any_of(report.attention.begin(), report.attention.end(),
+                  [](const AttentionRow &row) { return !row.error.empty(); });
+  return report.failures.empty() && !attention_failed ? 0 : 1;
 }

@@ -4,7 +4,9 @@ the check's summary (GPU test cases, steps), the replayrt benchmark (gpu_replay_
 PyTorch half (torch_graph_bench.py) and the llama decoder's tokens/s on the GPU and on the
 simulator. Per size and chain length it prints each path's times and the ratios
 rrt_graph_replay / raw cudaGraphLaunch (host, call+sync, device; the goal is at most 1.02),
-rrt_kernel_launch / eager launches and rrt_graph_replay / torch.cuda.CUDAGraph.replay().
+rrt_kernel_launch / eager launches and rrt_graph_replay / torch.cuda.CUDAGraph.replay(), and
+the attention built-in's device time against torch's scaled_dot_product_attention on the same
+shapes (the goal is at most 2).
 Partial files (a run cut short) are reported as far as they go; a missing or unreadable
 file is named as missing. Exit status 0 unless the arguments are wrong.
 
@@ -161,6 +163,37 @@ def report_errors(ours, theirs, out):
         out.append("")
 
 
+def device_cell(row):
+    """An attention row's device time, or "failed"."""
+    return "failed" if row.get("error") else number(row.get("device_us"))
+
+
+def report_attention(ours, theirs, out):
+    rows = {}
+    for name, data in (("replayrt", ours), ("torch", theirs)):
+        for row in (data or {}).get("attention", []):
+            rows.setdefault(row.get("shape"), {})[name] = row
+    if not rows:
+        return
+    out.append("### attention (32 heads, head dim 128, 4096 positions, float32)\n")
+    out.append("| shape | queries | replayrt device | torch sdpa device | replayrt / torch |")
+    out.append("|---|---:|---:|---:|---:|")
+    for shape in ("decode", "prefill"):
+        pair = rows.get(shape)
+        if not pair:
+            continue
+        mine, torch_row = pair.get("replayrt") or {}, pair.get("torch") or {}
+        queries = mine.get("queries", torch_row.get("queries", "?"))
+        out.append(f"| {shape} | {queries} | {device_cell(mine)} | {device_cell(torch_row)} | "
+                   f"{ratio(mine, torch_row, 'device_us')} |")
+    out.append("")
+    for name, data in (("replayrt", ours), ("torch", theirs)):
+        for row in (data or {}).get("attention", []):
+            if row.get("error"):
+                out.append(f"- {name} attention {row.get('shape')}: {row['error']}")
+    out.append("")
+
+
 def report_llama(llama, out):
     out.append("## llama decoder\n")
     out.append("| platform | exit | program mode tokens/s | kernel mode tokens/s |")
@@ -202,6 +235,7 @@ def main(argv):
     out.append("## Benchmark\n")
     report_environment(ours, theirs, out)
     report_benchmark(ours, theirs, out)
+    report_attention(ours, theirs, out)
     report_errors(ours, theirs, out)
     if llama:
         report_llama(llama, out)

@@ -7,9 +7,18 @@ the same round-robin over the paths per repetition and medians over the repetiti
 same result check (every element equals N times the calls made; NaN or another value fails
 that path).
 
+Then torch.nn.functional.scaled_dot_product_attention (float32) on gpu_replay_bench's attention
+shapes: 32 heads of dim 128 over 4096 positions, "decode" (one query attending to every
+position) and "prefill" (4096 queries, causal); device time per call from events around
+back-to-back calls, median over the repetitions; the first call's output is checked against a
+float64 reference for the first and last query of two heads (relative error above 1e-3 fails
+the shape).
+
 The JSON file is rewritten after every configuration: {"torch", "cuda", "gpu", "repetitions",
-"finished", "results": [...], "errors": [{"path", "floats", "tasks", "error"}]}; a failed path
-is recorded there and the others still run. Writes {"skipped": reason} and exits 0 when torch
+"finished", "results": [...], "errors": [{"path", "floats", "tasks", "error"}], "attention":
+[{"shape", "queries", "positions", "heads", "head_dim", "calls", "device_us", "samples"} or,
+for a shape that failed, {..., "error"}]}; a failed path is recorded there and the others still
+run. Writes {"skipped": reason} and exits 0 when torch
 or a CUDA device is unavailable. Exit status 0 when every path passed, 1 otherwise.
 Usage: torch_graph_bench.py [--json FILE] [--repetitions R]   (R in [5, 25], default 7)
 """
@@ -139,6 +148,71 @@ def run_config(torch, floats, tasks, repetitions, results, errors):
     sys.stdout.flush()
 
 
+ATTENTION_POSITIONS = 4096
+ATTENTION_HEADS = 32
+ATTENTION_HEAD_DIM = 128
+
+
+def check_attention(torch, q, k, v, out, first_position):
+    """Raises when the first or last query of head 0 or the last head differs from a float64
+    evaluation by more than 1e-3 relative error."""
+    queries = q.shape[2]
+    for t in (0, queries - 1):
+        for h in (0, ATTENTION_HEADS - 1):
+            p = first_position + t
+            scores = (k[0, h, :p + 1].double() @ q[0, h, t].double()) / ATTENTION_HEAD_DIM ** 0.5
+            expected = torch.softmax(scores, dim=0) @ v[0, h, :p + 1].double()
+            got = out[0, h, t].double()
+            error = ((got - expected).abs() / expected.abs().clamp(min=1.0)).max()
+            if not bool(error <= 1e-3):
+                raise AssertionError(f"wrong result: query {t} head {h} differs from the "
+                                     f"float64 reference by {float(error):.3g} (relative)")
+
+
+def run_attention(torch, shape, queries, repetitions, device="cuda"):
+    """One attention shape as a JSON row (with "error" instead of times when it failed). On
+    device "cpu" it only computes and checks (no times)."""
+    positions = ATTENTION_POSITIONS
+    calls = 50 if queries == 1 else 5
+    row = dict(shape=shape, queries=queries, positions=positions, heads=ATTENTION_HEADS,
+               head_dim=ATTENTION_HEAD_DIM, calls=calls)
+    try:
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+        generator = torch.Generator(device=device).manual_seed(1)
+
+        def uniform(rows):
+            return torch.rand(1, ATTENTION_HEADS, rows, ATTENTION_HEAD_DIM, device=device,
+                              generator=generator) * 2 - 1
+
+        q, k, v = uniform(queries), uniform(positions), uniform(positions)
+        # The decode query sits at the last position and attends to every row; the prefill's
+        # queries are the rows themselves, each attending to those before it.
+        causal = queries > 1
+        out = sdpa(q, k, v, is_causal=causal)
+        check_attention(torch, q.cpu(), k.cpu(), v.cpu(), out.cpu(), positions - queries)
+        samples = []
+        if device != "cpu":
+            for _ in range(repetitions):
+                start = torch.cuda.Event(enable_timing=True)
+                stop = torch.cuda.Event(enable_timing=True)
+                start.record()
+                for _ in range(calls):
+                    sdpa(q, k, v, is_causal=causal)
+                stop.record()
+                stop.synchronize()
+                samples.append(start.elapsed_time(stop) * 1000.0 / calls)
+            row.update(device_us=statistics.median(samples), samples=dict(device_us=samples))
+    except Exception as error:  # noqa: BLE001 - recorded, the other shape still runs
+        row["error"] = describe(error)
+    if "error" in row:
+        print(f"attention {shape:<8} FAILED: {row['error']}")
+    elif "device_us" in row:
+        print(f"attention {shape:<8} {queries:5d} queries x {positions} positions: "
+              f"device {row['device_us']:9.2f} us per call")
+    sys.stdout.flush()
+    return row
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--json")
@@ -169,7 +243,7 @@ def main():
 
     payload = {"torch": torch.__version__, "cuda": torch.version.cuda,
                "gpu": torch.cuda.get_device_name(0), "repetitions": options.repetitions,
-               "finished": False, "results": [], "errors": []}
+               "finished": False, "results": [], "errors": [], "attention": []}
     print(f"torch {payload['torch']} (CUDA {payload['cuda']}) on {payload['gpu']}, "
           f"{options.repetitions} repetitions")
     write(payload)
@@ -183,9 +257,13 @@ def main():
                 payload["errors"].append(dict(path="setup", floats=floats, tasks=tasks,
                                               error=describe(error)))
             write(payload)
+    for shape, queries in (("decode", 1), ("prefill", ATTENTION_POSITIONS)):
+        payload["attention"].append(run_attention(torch, shape, queries, options.repetitions))
+        write(payload)
     payload["finished"] = True
     write(payload)
-    return 1 if payload["errors"] else 0
+    attention_failed = any("error" in row for row in payload["attention"])
+    return 1 if payload["errors"] or attention_failed else 0
 
 
 if __name__ == "__main__":
