@@ -209,7 +209,10 @@ RRT_API rrt_status_t rrt_context_destroy(rrt_context_t ctx);
 
 /* ---- device memory owned by the caller (outside the frozen capacity) ------------------ */
 
-/* 1024-byte aligned. Not counted in the runtime's allocation statistics. */
+/* 1024-byte aligned. Not counted in the runtime's allocation statistics. Allowed in either
+   mode at any time, after rrt_kernel_init too: caller memory lies outside the frozen capacity,
+   and kernel mode's refusals (growth, allocation inside a launch) apply to the runtime's own
+   buffers only. */
 RRT_API rrt_status_t rrt_device_alloc(rrt_context_t ctx, size_t bytes, void **out);
 /* RRT_ERR_INVALID_ARGUMENT for a pointer that rrt_device_alloc did not return or that was
    already freed. Work queued on the context's streams may still use the buffer, so the free
@@ -480,7 +483,13 @@ RRT_API rrt_status_t rrt_kernel_lookup(rrt_context_t ctx, const char *name, int3
      0.5 in (1 + tanh(sqrt(2/pi) (in + 0.044715 in^3))), evaluated as in * sigmoid(2u) so
      that no input overflows.
    linear(x[M,K], w[N,K] (wdtype), y[M,N]; M, K, N, wdtype): y = x * w^T on checkpoint
-     [out, in] weights, float32 accumulation (both rows walked contiguously over k).
+     [out, in] weights (widened to float32 first), float32 accumulation. On the simulator
+     y[m][n] is, bit for bit: eight partial sums, sum j taking the products k = j, j + 8, ...
+     of the whole blocks of eight, combined as ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 +
+     s7)), then the products of the last K % 8 positions added in increasing k, every product
+     rounded to float32 before it is added (no fused multiply-add). On CUDA 32 partial sums
+     (k = j, j + 32, ...) with fused multiply-adds are combined by a warp shuffle tree, so
+     results agree with the simulator's within float32 rounding, not bit for bit.
    embedding(table[V,D] (wdtype), ids[T], out[T,D]; V, D, T, wdtype): out[t] = table[ids[t]].
      An id outside [0, V) fails the task.
    rope(pos[1], x[T, H*hd]; T, H, hd, theta): in place, row t at position p = pos[0] + t;
@@ -599,7 +608,12 @@ typedef struct rrt_device_value_desc {
    RRT_ERR_INVALID_ARGUMENT naming the view; at run time a device value below 0 or above
    offset_value_max fails the task (RRT_ERR_KERNEL_FAILED). For dependencies a view accesses
    its whole base, and a device value is a read of its source tensor. A parameter used only
-   through views is staged like any parameter; views add no staging. */
+   through views is staged like any parameter; views add no staging. Alignment: a view's
+   address is its base's plus (offset + offset_stride * value) * the element size, so it is
+   aligned to its element size whenever its base is, and no offset is refused for alignment.
+   The built-ins need exactly that (a tensor not aligned to its element size fails the task
+   with code 5); rrt_device_alloc bases are 1024-byte aligned, intermediates 256-byte aligned.
+   A user kernel that needs more (vector loads) picks offsets that give it. */
 typedef struct rrt_view_desc {
   rrt_operand_kind_t base_kind; /* RRT_OPERAND_PARAM or RRT_OPERAND_INTERMEDIATE */
   uint32_t base_index;

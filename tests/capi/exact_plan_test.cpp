@@ -176,6 +176,27 @@ TEST(ParamSpaceTest, ADeviceDeclaredModelPlansNoStagingAndItsLaunchesWork) {
   }
 }
 
+TEST(CallerMemoryTest, CallerAllocationsStayAllowedAfterKernelInitAndLeaveTheRuntimeAsItWas) {
+  CopyCallable callable(RRT_PARAM_SPACE_DEVICE, RRT_PARAM_SPACE_DEVICE);
+  DeviceRig rig(callable.desc());
+  const rrt_stats_t before = stats_of(rig.ctx);
+  void *extra = nullptr;
+  ASSERT_EQ(rrt_device_alloc(rig.ctx, std::size_t{8} << 20, &extra), RRT_OK) << last_message();
+  const rrt_tensor_arg_t tensors[2] = {{rig.in, kBytes, RRT_SPACE_DEVICE},
+                                       {rig.out, kBytes, RRT_SPACE_DEVICE}};
+  const rrt_run_args_t args = run_args(tensors);
+  ASSERT_EQ(rrt_kernel_launch(rig.ctx, rig.id, &args, rig.stream), RRT_OK) << last_message();
+  ASSERT_EQ(rrt_stream_synchronize(rig.stream), RRT_OK);
+  EXPECT_EQ(rrt_device_free(rig.ctx, extra), RRT_OK);
+  const rrt_stats_t after = stats_of(rig.ctx);
+  EXPECT_EQ(after.device_alloc_calls, before.device_alloc_calls);
+  EXPECT_EQ(after.live_bytes, before.live_bytes);
+  for (int point = 0; point < RRT_GROWTH_POINT_COUNT; ++point) {
+    EXPECT_EQ(after.regions[point].capacity_bytes, before.regions[point].capacity_bytes) << point;
+    EXPECT_EQ(after.refusals[point], 0u) << point;
+  }
+}
+
 TEST(ParamSpaceTest, OnlyHostAndAnyParamsAreStaged) {
   CopyCallable any(RRT_PARAM_SPACE_ANY, RRT_PARAM_SPACE_ANY);
   CopyCallable host_in(RRT_PARAM_SPACE_HOST, RRT_PARAM_SPACE_DEVICE);

@@ -1,6 +1,8 @@
 // The decoder built-ins (linear, embedding, rope, kv_store, attention) on the simulator against
 // float64 references, their f16/bf16 weights, and their failures.
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -242,6 +244,52 @@ TEST(LinearKernelTest, AgreesWithMatmulOnTheTransposedWeightWithinRounding) {
   for (std::size_t i = 0; i < a.size(); ++i) {
     EXPECT_NEAR(a[i], b[i], 1e-5F) << i;
   }
+}
+
+// linear's sum as the header states it for the simulator: eight lane sums over the whole
+// blocks of eight (lane j taking k = j, j + 8, ...), combined pairwise, then the remaining
+// products in increasing k, each product rounded to float32 before it is added.
+float header_order_dot(const float *x, const float *w, std::size_t k) {
+  constexpr std::size_t kLanes = 8;
+  std::array<float, kLanes> lanes{};
+  const std::size_t whole = k / kLanes * kLanes;
+  for (std::size_t i = 0; i < whole; ++i) {
+    lanes[i % kLanes] += x[i] * w[i];
+  }
+  float sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
+              ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+  for (std::size_t i = whole; i < k; ++i) {
+    sum += x[i] * w[i];
+  }
+  return sum;
+}
+
+TEST(LinearKernelTest, SumsInTheOrderTheHeaderStatesBitForBit) {
+  constexpr std::size_t kM = 3;
+  constexpr std::size_t kK = 29;  // three blocks of eight and a remainder of five
+  constexpr std::size_t kN = 6;
+  const std::vector<float> x = random_floats(kM * kK, 5);
+  const std::vector<float> w = random_floats(kN * kK, 6);
+  Bytes xb = bytes_of(x);
+  Bytes wb = bytes_of(w);
+  Bytes yb = floats(kM * kN, kUntouched);
+  ASSERT_EQ(run("linear", {&xb, &wb, &yb}, {kM, kK, kN, RRT_DTYPE_F32}), kOk);
+  const std::vector<float> y = values_of<float>(yb);
+  bool another_order_differs = false;
+  for (std::size_t row = 0; row < kM; ++row) {
+    for (std::size_t col = 0; col < kN; ++col) {
+      const float expected = header_order_dot(&x[row * kK], &w[col * kK], kK);
+      EXPECT_EQ(std::bit_cast<std::uint32_t>(y[row * kN + col]),
+                std::bit_cast<std::uint32_t>(expected))
+          << "row " << row << " col " << col;
+      float in_order = 0.0F;
+      for (std::size_t i = 0; i < kK; ++i) {
+        in_order += x[row * kK + i] * w[col * kK + i];
+      }
+      another_order_differs = another_order_differs || in_order != expected;
+    }
+  }
+  EXPECT_TRUE(another_order_differs) << "the inputs cannot tell the stated order from another";
 }
 
 TEST(LinearKernelTest, WidensF16AndBf16WeightsExactly) {
