@@ -10,6 +10,10 @@ const std::string &empty_message() {
   static const std::string kEmpty;
   return kEmpty;
 }
+
+// Built during static initialization, so reporting a failure without a detail never allocates.
+const std::string kNoDetailMessage =
+    "the host ran out of memory while describing this failure; nothing changed";
 }  // namespace
 
 Status::Status(rrt_status_t code, std::unique_ptr<Detail> detail) noexcept
@@ -34,6 +38,10 @@ Status Status::error(rrt_status_t code, std::string message) {
   return {code, std::move(detail)};
 }
 
+Status Status::error_without_detail(rrt_status_t code) noexcept {
+  return {code, nullptr};
+}
+
 Status Status::capacity_refusal(GrowthPoint point, std::uint64_t requested_bytes,
                                 std::uint64_t capacity_bytes, std::string message) {
   auto detail = std::make_unique<Detail>();
@@ -45,7 +53,10 @@ Status Status::capacity_refusal(GrowthPoint point, std::uint64_t requested_bytes
 }
 
 const std::string &Status::message() const noexcept {
-  return detail_ ? detail_->message : empty_message();
+  if (detail_) {
+    return detail_->message;
+  }
+  return code_ == RRT_OK ? empty_message() : kNoDetailMessage;
 }
 
 bool Status::is_capacity_refusal() const noexcept {

@@ -27,13 +27,16 @@ class [[nodiscard]] Status {
   static Status ok() noexcept { return {}; }
   // `code` must be negative (an error from the public table).
   static Status error(rrt_status_t code, std::string message);
+  // A failure whose detail cannot be allocated (the host is out of memory): `code` with a
+  // fixed message, made without allocating. For the noexcept paths that report failures.
+  static Status error_without_detail(rrt_status_t code) noexcept;
   // A kernel-mode refusal: code RRT_ERR_INTERNAL with the growth point named.
   static Status capacity_refusal(GrowthPoint point, std::uint64_t requested_bytes,
                                  std::uint64_t capacity_bytes, std::string message);
 
   bool is_ok() const noexcept { return code_ == RRT_OK; }
   rrt_status_t code() const noexcept { return code_; }
-  // Empty for RRT_OK.
+  // Empty for RRT_OK; a fixed text for error_without_detail.
   const std::string &message() const noexcept;
   bool is_capacity_refusal() const noexcept;
   // GrowthPoint::kNone unless is_capacity_refusal().

@@ -1,6 +1,7 @@
 #include "context/device_context.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "common/align.h"
 #include "common/format.h"
@@ -63,6 +64,10 @@ class DeviceContext::Slot final : public SlotView {
   Status upload(void *dst, const void *src, std::size_t bytes) override {
     return context_.device_.copy_host_to_device(dst, src, bytes);
   }
+  void definition_uploaded(std::uint64_t key) noexcept override {
+    const std::lock_guard<std::mutex> lock(context_.mutex_);
+    definitions.mark_uploaded(key);
+  }
   BankBases bank_bases() const override {
     const std::lock_guard<std::mutex> lock(context_.mutex_);
     return bank.bases();
@@ -121,9 +126,14 @@ GrowthContext DeviceContext::growth_context() const noexcept {
 }
 
 Status DeviceContext::allocate(const GuardedBlock &block, std::size_t bytes, void **out) noexcept {
+  const bool refused =
+      latch_.is_kernel() && (block.is_published() || LaunchScope::is_open_for(*this));
+  if (refused) {
+    count_refusal(GrowthPoint::kLaunchAllocation);
+  }
+  // Every message below allocates; under host OOM the status goes without its detail.
   try {
-    if (latch_.is_kernel() && (block.is_published() || LaunchScope::is_open_for(*this))) {
-      count_refusal(GrowthPoint::kLaunchAllocation);
+    if (refused) {
       return Status::capacity_refusal(
           GrowthPoint::kLaunchAllocation, bytes, block.capacity(),
           format("kernel-mode capacity refusal at launch_allocation: %s asked for a %zu-byte "
@@ -148,15 +158,20 @@ Status DeviceContext::allocate(const GuardedBlock &block, std::size_t bytes, voi
     *out = ptr;
     return Status::ok();
   } catch (...) {
-    return Status::error(RRT_ERR_OUT_OF_MEMORY,
-                         format("device allocation of %zu bytes for %s failed; nothing changed",
-                                bytes, growth_point_name(block.point())));
+    return Status::error_without_detail(refused ? RRT_ERR_INTERNAL : RRT_ERR_OUT_OF_MEMORY);
   }
 }
 
 bool DeviceContext::free(void *ptr) noexcept {
-  const auto info = device_.find_allocation(ptr);
-  if (!device_.free(ptr).is_ok()) {
+  bool freed = false;
+  std::optional<AllocationInfo> info;
+  try {
+    info = device_.find_allocation(ptr);
+    freed = device_.free(ptr).is_ok();
+  } catch (...) {
+    freed = false;
+  }
+  if (!freed) {
     counters_.failed_frees.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
@@ -171,7 +186,7 @@ Status DeviceContext::zero(void *ptr, std::size_t bytes) noexcept {
   try {
     return device_.memset(ptr, 0, bytes);
   } catch (...) {
-    return Status::error(RRT_ERR_INTERNAL, "device memset threw");
+    return Status::error_without_detail(RRT_ERR_INTERNAL);
   }
 }
 
@@ -245,16 +260,21 @@ Status DeviceContext::reserve_slot(Slot &slot, const SlotRequest &request, SlotG
     definition = slot.definitions.plan(request.definition_key, request.definition_bytes);
     RRT_RETURN_IF_ERROR(txn.add(slot.definitions.block(), definition.required));
   }
+  RRT_RETURN_IF_ERROR(txn.stage());
+  if (profiled) {
+    RRT_RETURN_IF_ERROR(profiling_collectors_.zero_staged());
+  }
   const BankBases before = slot.bank.bases();
-  RRT_RETURN_IF_ERROR(txn.commit());
+  txn.publish();
   forget_images_if_moved(slot, before);
   if (profiled) {
-    RRT_RETURN_IF_ERROR(profiling_collectors_.settle());
+    profiling_collectors_.latch_shape();
     grant->timings = profiling_collectors_.timings(slot.index()) + request.profile_offset;
     grant->wall = profiling_collectors_.wall(slot.index());
   }
   if (request.place_definition) {
-    grant->definition = slot.definitions.place(definition, request.definition_binding);
+    grant->definition =
+        slot.definitions.place(std::move(definition), request.definition_binding, false);
   }
   grant->staging = request.staging_bytes != 0 ? staging.base() : nullptr;
   grant->bases = slot.bank.bases();
@@ -274,60 +294,59 @@ Status DeviceContext::commit_capacity_plan(const rrt_capacity_plan_t &plan,
   if (profiling()) {
     RRT_RETURN_IF_ERROR(profiling_collectors_.plan(txn, profile_tasks));
   }
-  RRT_RETURN_IF_ERROR(txn.commit());
-  Status settled = profiling_collectors_.settle();
-  if (!settled.is_ok()) {
-    s.release();
-    profiling_collectors_.release();
-  }
-  return settled;
+  RRT_RETURN_IF_ERROR(txn.stage());
+  RRT_RETURN_IF_ERROR(profiling_collectors_.zero_staged());
+  txn.publish();
+  profiling_collectors_.latch_shape();
+  return Status::ok();
 }
 
-Status DeviceContext::reserve_resident(const ResidentRequest &request, ResidentGrant *grant) {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  Slot &s = *slots_[0];
-  const std::uint64_t offset = align_up(resident_used_, kResidentAlignment);
-  const std::uint64_t end = offset + request.pool_bytes;
-  const bool profiled = profiling() && request.profile_tasks != 0;
-  BlockTransaction txn;
-  if (profiled) {
-    RRT_RETURN_IF_ERROR(profiling_collectors_.plan(txn, request.profile_tasks));
+DeviceContext::ResidentTransaction::ResidentTransaction(DeviceContext &context)
+    : context_(context), lock_(context.mutex_) {}
+
+Status DeviceContext::ResidentTransaction::stage(const ResidentRequest &request) {
+  request_ = request;
+  Slot &s = *context_.slots_[0];
+  const std::uint64_t offset = align_up(context_.resident_used_, kResidentAlignment);
+  pool_end_ = offset + request.pool_bytes;
+  profiled_ = context_.profiling() && request.profile_tasks != 0;
+  if (profiled_) {
+    RRT_RETURN_IF_ERROR(context_.profiling_collectors_.plan(blocks_, request.profile_tasks));
   }
-  GraphDefinitionStore::Pending definition;
   if (request.place_definition) {
-    definition = s.definitions.plan(request.definition_key, request.definition_bytes);
-    RRT_RETURN_IF_ERROR(txn.add(s.definitions.block(), definition.required));
+    definition_ = s.definitions.plan(request.definition_key, request.definition_bytes);
+    RRT_RETURN_IF_ERROR(blocks_.add(s.definitions.block(), definition_.required));
   }
-  RRT_RETURN_IF_ERROR(s.bank.plan(
-      txn, BankRequest{request.gm_heap, request.gm_sm, request.pool_bytes != 0 ? end : 0}));
-  const BankBases before = s.bank.bases();
-  RRT_RETURN_IF_ERROR(txn.commit());
-  forget_images_if_moved(s, before);
-  if (profiled) {
-    RRT_RETURN_IF_ERROR(profiling_collectors_.settle());
+  RRT_RETURN_IF_ERROR(s.bank.plan(blocks_, BankRequest{request.gm_heap, request.gm_sm,
+                                                       request.pool_bytes != 0 ? pool_end_ : 0}));
+  RRT_RETURN_IF_ERROR(blocks_.stage());
+  if (profiled_) {
+    RRT_RETURN_IF_ERROR(context_.profiling_collectors_.zero_staged());
   }
-  *grant = ResidentGrant{};
-  grant->bases = s.bank.bases();
+  bases_before_ = s.bank.bases();
+  grant_ = ResidentGrant{};
+  grant_.bases = s.bank.bases_after_publish();
   if (request.pool_bytes != 0) {
-    grant->pool = static_cast<std::byte *>(grant->bases.runtime_pool) + offset;
-    grant->pool_offset = resident_used_;
-    grant->pool_end = end;
-    resident_used_ = end;
+    grant_.pool = static_cast<std::byte *>(grant_.bases.runtime_pool) + offset;
   }
   if (request.place_definition) {
-    grant->definition = s.definitions.place(definition, request.definition_binding);
-    grant->definition_key = request.definition_key;
+    grant_.definition = s.definitions.address_after_publish(definition_);
   }
   return Status::ok();
 }
 
-void DeviceContext::return_resident(const ResidentGrant &grant) noexcept {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  if (grant.pool != nullptr && resident_used_ == grant.pool_end) {
-    resident_used_ = grant.pool_offset;
+void DeviceContext::ResidentTransaction::commit() noexcept {
+  Slot &s = *context_.slots_[0];
+  blocks_.publish();
+  context_.forget_images_if_moved(s, bases_before_);
+  if (profiled_) {
+    context_.profiling_collectors_.latch_shape();
   }
-  if (grant.definition.newly_stored) {
-    slots_[0]->definitions.forget_last(grant.definition_key);
+  if (request_.pool_bytes != 0) {
+    context_.resident_used_ = pool_end_;
+  }
+  if (request_.place_definition) {
+    (void)s.definitions.place(std::move(definition_), request_.definition_binding, true);
   }
 }
 

@@ -16,6 +16,7 @@
 #include "context/execution_mode_latch.h"
 #include "context/slot_view.h"
 #include "memory/arena_bank.h"
+#include "memory/block_transaction.h"
 #include "memory/graph_definition_store.h"
 #include "memory/guarded_block.h"
 #include "memory/prebuilt_image_cache.h"
@@ -55,13 +56,11 @@ struct ResidentRequest {
   std::uint32_t profile_tasks = 0;
 };
 
+// Where a resident placement lies once its transaction commits.
 struct ResidentGrant {
-  void *pool = nullptr;  // the appended space; null when pool_bytes was 0
-  GraphDefinitionStore::Placement definition;
+  void *pool = nullptr;        // the appended space; null when pool_bytes was 0
+  void *definition = nullptr;  // the definition's place; null without place_definition
   BankBases bases;
-  std::uint64_t pool_offset = 0;
-  std::uint64_t pool_end = 0;
-  std::uint64_t definition_key = 0;
 };
 
 // Owns, per pipeline slot (kPipelineDepth of them; slot i uses arena bank i): an ArenaBank
@@ -120,11 +119,47 @@ class DeviceContext final : public BlockHost {
   // profiling is on). On failure nothing stays allocated.
   Status commit_capacity_plan(const rrt_capacity_plan_t &plan, std::uint32_t profile_tasks);
 
-  // Kernel mode, outside launches: places a prepared callable in the frozen capacity as one
-  // transaction. return_resident() gives the space back (an upload into it failed); it
-  // requires that nothing was placed since.
-  Status reserve_resident(const ResidentRequest &request, ResidentGrant *grant);
-  void return_resident(const ResidentGrant &grant) noexcept;
+  // Kernel mode, outside launches: places a prepared callable in the frozen capacity, as one
+  // transaction from construction to commit().
+  //   stage()   decides and stages every block the request needs (the profiling collectors,
+  //             the definition store, bank 0's regions), zeroes staged collectors and says
+  //             where everything lies once published (grant()). A refusal or a failure is
+  //             returned with the context as it was.
+  //   ...       the caller builds and uploads into the granted addresses: nothing published
+  //             refers to them yet.
+  //   commit()  publishes the blocks, the resident pool's new end and the definition's key
+  //             (as uploaded). It cannot fail.
+  // Destroyed before commit() (a failed build or upload, an exception), it frees every
+  // backing it staged: offsets, keys, first allocations and statistics are as before.
+  // Holds the context's lock for its whole life, so the caller must not call the context
+  // (its device is fine) until the transaction is gone. One per context at a time.
+  class ResidentTransaction {
+   public:
+    explicit ResidentTransaction(DeviceContext &context);
+    ~ResidentTransaction() = default;
+    ResidentTransaction(const ResidentTransaction &) = delete;
+    ResidentTransaction &operator=(const ResidentTransaction &) = delete;
+    ResidentTransaction(ResidentTransaction &&) = delete;
+    ResidentTransaction &operator=(ResidentTransaction &&) = delete;
+
+    // Once per transaction.
+    Status stage(const ResidentRequest &request);
+    // Valid after a successful stage().
+    const ResidentGrant &grant() const noexcept { return grant_; }
+    // Requires a successful stage().
+    void commit() noexcept;
+
+   private:
+    DeviceContext &context_;
+    std::unique_lock<std::mutex> lock_;
+    BlockTransaction blocks_;
+    GraphDefinitionStore::Pending definition_;
+    ResidentRequest request_;
+    ResidentGrant grant_;
+    BankBases bases_before_;
+    std::uint64_t pool_end_ = 0;
+    bool profiled_ = false;
+  };
 
   // Profiling is chosen once, before init.
   void enable_profiling() noexcept { profiling_.store(true, std::memory_order_release); }

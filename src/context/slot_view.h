@@ -70,6 +70,9 @@ class SlotView {
   virtual Status reserve(const SlotRequest &request, SlotGrant *grant) = 0;
   // A synchronous host-to-device copy (outside launches only: a launch never synchronizes).
   virtual Status upload(void *dst, const void *src, std::size_t bytes) = 0;
+  // Program mode: the definition a reserve() placed under `key` is uploaded (until then the
+  // next placement of the key asks for the upload again).
+  virtual void definition_uploaded(std::uint64_t key) noexcept = 0;
   virtual BankBases bank_bases() const = 0;
   virtual BankRequest bank_capacities() const = 0;
   // The bank's prebuilt image (one entry per bank), valid only while the bank's bases are.

@@ -58,6 +58,12 @@ BankBases ArenaBank::bases() const noexcept {
                    base(BankRegion::kRuntimePool)};
 }
 
+BankBases ArenaBank::bases_after_publish() const noexcept {
+  return BankBases{region(BankRegion::kGmHeap).base_after_publish(),
+                   region(BankRegion::kGmSm).base_after_publish(),
+                   region(BankRegion::kRuntimePool).base_after_publish()};
+}
+
 BankRequest ArenaBank::capacities() const noexcept {
   return BankRequest{capacity(BankRegion::kGmHeap), capacity(BankRegion::kGmSm),
                      capacity(BankRegion::kRuntimePool)};

@@ -58,6 +58,8 @@ class ArenaBank {
   // Null when the region is not committed.
   void *base(BankRegion which) const noexcept { return region(which).base(); }
   BankBases bases() const noexcept;
+  // The bases once a transaction that staged the bank's regions publishes them.
+  BankBases bases_after_publish() const noexcept;
   std::uint64_t capacity(BankRegion which) const noexcept { return region(which).capacity(); }
   BankRequest capacities() const noexcept;
 

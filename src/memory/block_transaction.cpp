@@ -5,16 +5,20 @@
 namespace replayrt {
 
 BlockTransaction::~BlockTransaction() {
-  if (committed_) {
-    return;
-  }
-  for (std::size_t i = 0; i < count_; ++i) {
-    blocks_[i]->abort();
+  if (!published_) {
+    abort_all();
   }
 }
 
+void BlockTransaction::abort_all() noexcept {
+  for (std::size_t i = 0; i < count_; ++i) {
+    blocks_[i]->abort();
+  }
+  count_ = 0;
+}
+
 Status BlockTransaction::add(GuardedBlock &block, std::uint64_t required) {
-  if (count_ == kMaxBlocks || committed_) {
+  if (count_ == kMaxBlocks || published_) {
     std::abort();
   }
   RRT_RETURN_IF_ERROR(block.plan(required));
@@ -22,24 +26,30 @@ Status BlockTransaction::add(GuardedBlock &block, std::uint64_t required) {
   return Status::ok();
 }
 
-Status BlockTransaction::commit() {
+Status BlockTransaction::stage() {
   for (std::size_t i = 0; i < count_; ++i) {
     Status staged = blocks_[i]->stage();
     if (!staged.is_ok()) {
-      for (std::size_t j = 0; j < count_; ++j) {
-        blocks_[j]->abort();
-      }
-      count_ = 0;
+      abort_all();
       return staged;
     }
   }
+  return Status::ok();
+}
+
+void BlockTransaction::publish() noexcept {
   for (std::size_t i = 0; i < count_; ++i) {
     blocks_[i]->publish();
   }
   for (std::size_t i = 0; i < count_; ++i) {
     blocks_[i]->free_superseded();
   }
-  committed_ = true;
+  published_ = true;
+}
+
+Status BlockTransaction::commit() {
+  RRT_RETURN_IF_ERROR(stage());
+  publish();
   return Status::ok();
 }
 

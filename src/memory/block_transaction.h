@@ -10,13 +10,18 @@
 
 namespace replayrt {
 
-// Call order: add(block, required) ... → commit().
-//   add()     plans one block (no side effect). A refusal is returned at once; the caller
-//             then abandons the transaction and nothing was touched anywhere.
-//   commit()  stages every planned block; if any allocation fails, every staged backing is
-//             freed and the failure is returned with every block as before. Otherwise every
-//             block is published at once, then every superseded backing is freed, last.
-// A transaction destroyed before commit() (an early return, a refusal) undoes every plan.
+// Call order: add(block, required) ... → commit(), or add ... → stage() → publish().
+//   add()      plans one block (no side effect). A refusal is returned at once; the caller
+//              then abandons the transaction and nothing was touched anywhere.
+//   stage()    allocates every planned backing; if any allocation fails, every staged
+//              backing is freed and the failure is returned with every block as before.
+//              Between stage() and publish() the caller may write into the staged backings
+//              (GuardedBlock::base_after_publish): nothing published refers to them yet.
+//   publish()  publishes every block at once, then frees every superseded backing, last.
+//              It cannot fail.
+//   commit()   stage() then publish().
+// A transaction destroyed before publish() (an early return, a refusal, an exception) frees
+// every staged backing and undoes every plan: the blocks are as before the first add().
 // A block may be added once per transaction; at most kMaxBlocks blocks take part.
 // Thread safety: none; the blocks' host serializes the transaction.
 class BlockTransaction {
@@ -31,12 +36,16 @@ class BlockTransaction {
   BlockTransaction &operator=(BlockTransaction &&) = delete;
 
   Status add(GuardedBlock &block, std::uint64_t required);
+  Status stage();
+  void publish() noexcept;
   Status commit();
 
  private:
+  void abort_all() noexcept;
+
   std::array<GuardedBlock *, kMaxBlocks> blocks_{};
   std::size_t count_ = 0;
-  bool committed_ = false;
+  bool published_ = false;
 };
 
 }  // namespace replayrt

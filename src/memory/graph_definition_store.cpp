@@ -1,6 +1,7 @@
 #include "memory/graph_definition_store.h"
 
 #include <cstddef>
+#include <utility>
 
 #include "common/align.h"
 
@@ -9,37 +10,58 @@ namespace replayrt {
 GraphDefinitionStore::Pending GraphDefinitionStore::plan(std::uint64_t key,
                                                          std::uint64_t bytes) const {
   const bool valid = block_.base() == placed_base_;
-  Pending pending{key, bytes, 0, valid && stored_.count(key) != 0};
-  if (!pending.stored) {
-    pending.required = align_up(valid ? used_ : 0, kAlignment) + bytes;
+  const auto found = valid ? stored_.find(key) : stored_.end();
+  Pending pending;
+  pending.key = key;
+  pending.bytes = bytes;
+  pending.stored = found != stored_.end();
+  if (pending.stored) {
+    pending.offset = found->second.offset;
+    return pending;
   }
+  pending.offset = align_up(valid ? used_ : 0, kAlignment);
+  pending.required = pending.offset + bytes;
+  Keys entry;
+  entry.emplace(key, Stored{pending.offset, 0, false});
+  pending.node = entry.extract(entry.begin());
   return pending;
 }
 
-GraphDefinitionStore::Placement GraphDefinitionStore::place(const Pending &pending,
-                                                            std::uint64_t binding) {
+void *GraphDefinitionStore::address_after_publish(const Pending &pending) const noexcept {
+  void *const base = block_.base_after_publish();
+  // A block that takes a new base forgets its keys: the pending one then lands at offset 0.
+  return static_cast<std::byte *>(base) + (base == placed_base_ ? pending.offset : 0);
+}
+
+GraphDefinitionStore::Placement GraphDefinitionStore::place(Pending &&pending,
+                                                            std::uint64_t binding,
+                                                            bool uploaded) noexcept {
+  std::uint64_t offset = pending.offset;
   if (block_.base() != placed_base_) {
     stored_.clear();
     used_ = 0;
     placed_base_ = block_.base();
+    offset = 0;
   }
   auto *base = static_cast<std::byte *>(block_.base());
   const auto found = stored_.find(pending.key);
   if (found != stored_.end()) {
-    const bool rebound = found->second.binding != binding;
-    found->second.binding = binding;
-    return Placement{base + found->second.offset, rebound, false};
+    Stored &stored = found->second;
+    const bool rebound = stored.binding != binding;
+    stored.binding = binding;
+    stored.uploaded = uploaded || (stored.uploaded && !rebound);
+    return Placement{base + stored.offset, !stored.uploaded, false};
   }
-  const std::uint64_t offset = align_up(used_, kAlignment);
-  stored_[pending.key] = Stored{offset, binding};
-  used_before_last_ = used_;
+  pending.node.mapped() = Stored{offset, binding, uploaded};
+  stored_.insert(std::move(pending.node));
   used_ = offset + pending.bytes;
-  return Placement{base + offset, true, true};
+  return Placement{base + offset, !uploaded, true};
 }
 
-void GraphDefinitionStore::forget_last(std::uint64_t key) noexcept {
-  if (stored_.erase(key) != 0) {
-    used_ = used_before_last_;
+void GraphDefinitionStore::mark_uploaded(std::uint64_t key) noexcept {
+  const auto found = stored_.find(key);
+  if (found != stored_.end()) {
+    found->second.uploaded = true;
   }
 }
 
@@ -47,7 +69,6 @@ void GraphDefinitionStore::release() noexcept {
   block_.release();
   stored_.clear();
   used_ = 0;
-  used_before_last_ = 0;
   placed_base_ = nullptr;
 }
 

@@ -14,15 +14,24 @@ namespace replayrt {
 // a kAlignment-aligned offset and found again by its key.
 //
 // Call order: plan(key, bytes) → the owner sizes block() for pending.required (alone or in
-// a transaction) → place(pending, binding).
+// a transaction) → place(std::move(pending), binding, uploaded).
 //   - a key already stored needs no sizing and is placed where it is; it needs an upload only
-//     when `binding` (what the definition bakes: the bank bases it points into) changed;
+//     when `binding` (what the definition bakes: the bank bases it points into) changed or its
+//     contents were never uploaded;
 //   - a new key asks the block to hold the stored definitions plus this one behind them: a
 //     block that holds that keeps its base; an empty block takes its first allocation; a
 //     larger need grows in program mode (a fresh block: earlier definitions are forgotten
 //     and the new one is placed at offset 0, with room behind it for the ones that follow)
 //     and is refused in kernel mode, where stored definitions never move.
 // Alternating callables therefore settle into one block that holds all of them.
+//
+// A key is trusted only once its contents are uploaded: place() with `uploaded` false records
+// the space, and mark_uploaded() records the upload that followed. A failed upload therefore
+// leaves a key that the next placement uploads again. A caller that uploads before placing
+// (kernel-mode prepare, inside its transaction) writes to address_after_publish() and places
+// with `uploaded` true.
+//
+// place() cannot fail: plan() allocates everything a new key needs.
 //
 // Thread safety: none; the context serializes access.
 class GraphDefinitionStore {
@@ -35,21 +44,36 @@ class GraphDefinitionStore {
     bool newly_stored = false;  // the key was not stored before this placement
   };
 
+ private:
+  struct Stored {
+    std::uint64_t offset = 0;
+    std::uint64_t binding = 0;
+    bool uploaded = false;
+  };
+  using Keys = std::map<std::uint64_t, Stored>;
+
+ public:
   struct Pending {
     std::uint64_t key = 0;
     std::uint64_t bytes = 0;
     std::uint64_t required = 0;  // what block() must hold; 0 when the key is stored
+    std::uint64_t offset = 0;    // from the block's base, while the block keeps its base
     bool stored = false;
+    Keys::node_type node;  // a new key's entry, inserted by place()
   };
 
   explicit GraphDefinitionStore(BlockHost &host) noexcept
       : block_(host, GrowthPoint::kGraphDefinition) {}
 
+  // Allocates a new key's entry (std::bad_alloc when the host cannot); changes nothing.
   Pending plan(std::uint64_t key, std::uint64_t bytes) const;
+  // Where the pending definition lies once the transaction sizing block() publishes it.
+  void *address_after_publish(const Pending &pending) const noexcept;
   // Requires that block() was sized for pending.required since plan().
-  Placement place(const Pending &pending, std::uint64_t binding);
-  // Drops a key the last place() newly stored (an upload into it failed); its space is reused.
-  void forget_last(std::uint64_t key) noexcept;
+  Placement place(Pending &&pending, std::uint64_t binding, bool uploaded) noexcept;
+  // Records that the contents of a placed key are on the device; a key no longer stored is
+  // ignored.
+  void mark_uploaded(std::uint64_t key) noexcept;
 
   GuardedBlock &block() noexcept { return block_; }
   const GuardedBlock &block() const noexcept { return block_; }
@@ -61,13 +85,8 @@ class GraphDefinitionStore {
  private:
   GuardedBlock block_;
   std::uint64_t used_ = 0;
-  std::uint64_t used_before_last_ = 0;
   const void *placed_base_ = nullptr;  // the block base every stored offset is relative to
-  struct Stored {
-    std::uint64_t offset = 0;
-    std::uint64_t binding = 0;
-  };
-  std::map<std::uint64_t, Stored> stored_;
+  Keys stored_;
 };
 
 }  // namespace replayrt

@@ -88,6 +88,14 @@ class GuardedBlock {
 
   GrowthPoint point() const noexcept { return point_; }
   void *base() const noexcept { return base_; }
+  // The base the block has once publish() ran: the staged backing after stage() allocated
+  // one, else the published base. Work that must be in place before publishing (an upload, a
+  // zeroing) writes there.
+  void *base_after_publish() const noexcept { return staged_ != nullptr ? staged_ : base_; }
+  // The capacity the block has once publish() ran.
+  std::uint64_t capacity_after_publish() const noexcept {
+    return staged_ != nullptr ? planned_bytes_ : capacity_;
+  }
   bool is_published() const noexcept { return base_ != nullptr; }
   std::uint64_t capacity() const noexcept { return capacity_; }
   // The bytes the most recent successful sizing asked for.

@@ -41,18 +41,24 @@ Status ProfilingCollectors::plan(BlockTransaction &txn, std::uint32_t tasks) {
   return txn.add(wall_, wall_bytes());
 }
 
-Status ProfilingCollectors::settle() {
+Status ProfilingCollectors::zero_staged() {
+  if (timings_.base_after_publish() != zeroed_timings_) {
+    RRT_RETURN_IF_ERROR(
+        host_.zero(timings_.base_after_publish(), timings_.capacity_after_publish()));
+  }
+  if (wall_.base_after_publish() != zeroed_wall_) {
+    RRT_RETURN_IF_ERROR(host_.zero(wall_.base_after_publish(), wall_.capacity_after_publish()));
+  }
+  return Status::ok();
+}
+
+void ProfilingCollectors::latch_shape() noexcept {
   if (timings_.base() != zeroed_timings_) {
-    RRT_RETURN_IF_ERROR(host_.zero(timings_.base(), timings_.capacity()));
     zeroed_timings_ = timings_.base();
     shape_ = static_cast<std::uint32_t>(timings_.capacity() /
                                         (static_cast<std::uint64_t>(areas_) * sizeof(TaskTiming)));
   }
-  if (wall_.base() != zeroed_wall_) {
-    RRT_RETURN_IF_ERROR(host_.zero(wall_.base(), wall_.capacity()));
-    zeroed_wall_ = wall_.base();
-  }
-  return Status::ok();
+  zeroed_wall_ = wall_.base();
 }
 
 Status ProfilingCollectors::preflight(std::uint32_t tasks) const {

@@ -14,14 +14,16 @@ namespace replayrt {
 // timing block; plus one device-wall block with a LaunchRecord per area. Both blocks are
 // growth point profiling collectors (dfx_collectors).
 //
-// Call order: plan(txn, tasks) → the transaction commits → settle().
+// Call order: plan(txn, tasks) → txn.stage() → zero_staged() → txn.publish() → latch_shape().
 //   - a shape that already holds `tasks` records is kept;
 //   - empty collectors take their first allocation (both blocks), in kernel mode too, but not
 //     while a launch is encoded;
 //   - a larger shape in program mode rebuilds the timing block at the new shape (new block
 //     first, the old one freed after; a failed allocation keeps the old one);
 //   - a larger shape in kernel mode is refused: the shape is fixed once published.
-// settle() latches the shape and zeroes every block the commit replaced, through the device.
+// zero_staged() zeroes, through the device, every backing the transaction staged (before
+// anything refers to it; a failure leaves the transaction to undo); latch_shape() then adopts
+// the published blocks and latches the shape. Nothing that can fail runs after publish().
 //
 // Thread safety: none; the context serializes access.
 class ProfilingCollectors {
@@ -29,14 +31,15 @@ class ProfilingCollectors {
   ProfilingCollectors(BlockHost &host, int areas) noexcept;
 
   Status plan(BlockTransaction &txn, std::uint32_t tasks);
-  Status settle();
+  Status zero_staged();
+  void latch_shape() noexcept;
   // The refusal plan() would return, or OK; touches and counts nothing.
   Status preflight(std::uint32_t tasks) const;
   // True when plan(tasks) would replace the published timing block (a program-mode rebuild).
   bool would_rebuild(std::uint32_t tasks) const noexcept;
 
   std::uint32_t shape() const noexcept { return shape_; }
-  // Null until the first settle().
+  // Null until the first latch_shape() after a publish.
   TaskTiming *timings(int area) const noexcept;
   LaunchRecord *wall(int area) const noexcept;
   std::uint64_t pool_bytes() const noexcept { return timings_.capacity(); }

@@ -58,8 +58,9 @@ class BindStrategy {
 
   virtual Footprint footprint(const Callable &callable) const noexcept = 0;
   // Kernel mode, at prepare: places the callable in the frozen capacity in one context
-  // transaction, then builds and uploads what it needs there. A failure gives every byte
-  // back: the next prepare sees the capacity as before.
+  // transaction (DeviceContext::ResidentTransaction) that also spans the build and the
+  // upload of what it needs there, and commits last. A failure at any point (a refusal, a
+  // device or host allocation, an upload) leaves the capacity as before.
   virtual Status place_resident(DeviceContext &context, const Callable &callable, std::int32_t id,
                                 std::uint64_t generation, ResidentPlacement *out) const = 0;
   // One run (program mode) or one launch (kernel mode, inside a LaunchScope): reserves the

@@ -20,24 +20,19 @@ Status DeviceBuildBind::place_resident(DeviceContext &context, const Callable &c
                                        std::int32_t id, std::uint64_t generation,
                                        ResidentPlacement *out) const {
   const Footprint needs = footprint(callable);
-  ResidentGrant grant;
-  RRT_RETURN_IF_ERROR(context.reserve_resident(
+  DeviceContext::ResidentTransaction placement(context);
+  RRT_RETURN_IF_ERROR(placement.stage(
       ResidentRequest{.gm_heap = needs.gm_heap,
                       .gm_sm = needs.gm_sm,
                       .pool_bytes = needs.runtime_pool,
-                      .profile_tasks = static_cast<std::uint32_t>(callable.tasks().size())},
-      &grant));
+                      .profile_tasks = static_cast<std::uint32_t>(callable.tasks().size())}));
+  const ResidentGrant &grant = placement.grant();
   std::vector<std::byte> image(needs.runtime_pool);
   const ImageBinding binding{id, generation, grant.bases.gm_heap, grant.bases.gm_sm, nullptr};
-  Status built = build_task_graph_image(callable, binding, image);
-  if (built.is_ok()) {
-    built = context.device().copy_host_to_device(grant.pool, image.data(), image.size());
-  }
-  if (!built.is_ok()) {
-    context.return_resident(grant);
-    return built;
-  }
+  RRT_RETURN_IF_ERROR(build_task_graph_image(callable, binding, image));
+  RRT_RETURN_IF_ERROR(context.device().copy_host_to_device(grant.pool, image.data(), image.size()));
   *out = ResidentPlacement{grant.pool, grant.bases.gm_sm, grant.bases.gm_heap};
+  placement.commit();
   return Status::ok();
 }
 

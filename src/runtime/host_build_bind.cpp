@@ -55,8 +55,8 @@ Status HostBuildBind::place_resident(DeviceContext &context, const Callable &cal
                                      std::int32_t id, std::uint64_t generation,
                                      ResidentPlacement *out) const {
   const Footprint needs = footprint(callable);
-  ResidentGrant grant;
-  RRT_RETURN_IF_ERROR(context.reserve_resident(
+  DeviceContext::ResidentTransaction placement(context);
+  RRT_RETURN_IF_ERROR(placement.stage(
       ResidentRequest{.gm_heap = needs.gm_heap,
                       .gm_sm = 0,
                       .pool_bytes = needs.runtime_pool,
@@ -64,22 +64,17 @@ Status HostBuildBind::place_resident(DeviceContext &context, const Callable &cal
                       .definition_key = mix(callable.content_key(), generation),
                       .definition_bytes = needs.graph_definition,
                       .definition_binding = 0,
-                      .profile_tasks = static_cast<std::uint32_t>(callable.tasks().size())},
-      &grant));
+                      .profile_tasks = static_cast<std::uint32_t>(callable.tasks().size())}));
+  const ResidentGrant &grant = placement.grant();
   auto upload = [&](void *dst, const void *src, std::size_t bytes) {
     return context.device().copy_host_to_device(dst, src, bytes);
   };
   auto *seed = static_cast<std::byte *>(grant.pool);
-  Status uploaded = upload_seed(callable, generation, seed, upload);
-  if (uploaded.is_ok()) {
-    uploaded = upload_definition(callable, id, generation, grant.bases.gm_heap, seed,
-                                 grant.definition.address, upload);
-  }
-  if (!uploaded.is_ok()) {
-    context.return_resident(grant);
-    return uploaded;
-  }
-  *out = ResidentPlacement{grant.definition.address, seed, grant.bases.gm_heap};
+  RRT_RETURN_IF_ERROR(upload_seed(callable, generation, seed, upload));
+  RRT_RETURN_IF_ERROR(upload_definition(callable, id, generation, grant.bases.gm_heap, seed,
+                                        grant.definition, upload));
+  *out = ResidentPlacement{grant.definition, seed, grant.bases.gm_heap};
+  placement.commit();
   return Status::ok();
 }
 
@@ -125,6 +120,7 @@ Status HostBuildBind::bind(SlotView &slot, const BindRequest &request, BoundRun 
     RRT_RETURN_IF_ERROR(upload_definition(callable, request.callable_id, request.generation,
                                           grant.bases.gm_heap, seed, grant.definition.address,
                                           upload));
+    slot.definition_uploaded(reserve.definition_key);
   }
   finish_bind(ExecutionMode::kProgram, request, grant.definition.address, seed, grant.bases.gm_heap,
               grant, out);

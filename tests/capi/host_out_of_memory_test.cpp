@@ -1,23 +1,42 @@
 // The C ABI under host out-of-memory: this program replaces the global operator new, so that
 // while a thread has allocation failure switched on every allocation it makes (in the library
-// too) throws std::bad_alloc. A call that runs out of host memory returns the documented code
-// and records its last-error detail without allocating; nothing terminates.
+// too) throws std::bad_alloc, or only its nth one does. A call that runs out of host memory
+// returns the documented code and records its last-error detail without allocating; nothing
+// terminates, and nothing the call had done stays behind.
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <new>
 #include <string>
+#include <vector>
 
 #include <replayrt/replayrt.h>
 
 #include <gtest/gtest.h>
 
+#include "abi_queries.h"
+
 namespace {
 
+using replayrt::testing::stats_of;
+
 thread_local bool allocation_fails = false;
+// The calling thread's allocations until the one that fails (1: the next); 0: none fails.
+thread_local std::uint64_t allocations_until_failure = 0;
+// Whether every allocation after that one fails too.
+thread_local bool failure_persists = false;
+// The calling thread's allocations since its counter was last reset.
+thread_local std::uint64_t allocations_counted = 0;
 std::atomic<int> refused_allocations{0};
 
 void *allocate_or_throw(std::size_t bytes) {
-  if (allocation_fails) {
+  ++allocations_counted;
+  const bool nth_fails = allocations_until_failure != 0 && --allocations_until_failure == 0;
+  if (nth_fails && failure_persists) {
+    allocation_fails = true;
+  }
+  if (allocation_fails || nth_fails) {
     refused_allocations.fetch_add(1, std::memory_order_relaxed);
     throw std::bad_alloc();
   }
@@ -69,6 +88,208 @@ TEST(HostOutOfMemoryTest, TheLibraryWorksOnceMemoryIsBack) {
   }
   ASSERT_EQ(rrt_context_create(&options, &ctx), RRT_OK);
   EXPECT_EQ(rrt_context_destroy(ctx), RRT_OK);
+}
+
+// Fails the calling thread's nth host allocation from construction, and when `persists` every
+// one after it, for its lifetime.
+class NthHostAllocationFails {
+ public:
+  NthHostAllocationFails(std::uint64_t n, bool persists) {
+    allocations_until_failure = n;
+    failure_persists = persists;
+  }
+  ~NthHostAllocationFails() {
+    allocations_until_failure = 0;
+    failure_persists = false;
+    allocation_fails = false;
+  }
+  NthHostAllocationFails(const NthHostAllocationFails &) = delete;
+  NthHostAllocationFails &operator=(const NthHostAllocationFails &) = delete;
+  NthHostAllocationFails(NthHostAllocationFails &&) = delete;
+  NthHostAllocationFails &operator=(NthHostAllocationFails &&) = delete;
+};
+
+std::string last_message() {
+  rrt_error_detail_t detail{};
+  (void)rrt_last_error(&detail);
+  return detail.message;
+}
+
+constexpr std::uint64_t kFloats = 64;
+constexpr std::uint64_t kBytes = kFloats * sizeof(float);
+
+// out = `factor` * in, computed by `doublings` scale-by-2 tasks into intermediates and an add
+// of the input: factor = 2^doublings + 1.
+class Doublings {
+ public:
+  Doublings(rrt_context_t ctx, rrt_bind_strategy_t bind, std::uint32_t doublings) {
+    std::int32_t scale = -1;
+    std::int32_t add = -1;
+    EXPECT_EQ(rrt_kernel_lookup(ctx, "scale", &scale), RRT_OK);
+    EXPECT_EQ(rrt_kernel_lookup(ctx, "add", &add), RRT_OK);
+    rrt_tensor_desc_t tensor{};
+    tensor.dtype = RRT_DTYPE_F32;
+    tensor.ndim = 1;
+    tensor.shape[0] = kFloats;
+    params_[0] = tensor;
+    params_[0].direction = RRT_DIR_IN;
+    params_[1] = tensor;
+    params_[1].direction = RRT_DIR_OUT;
+    intermediates_.assign(doublings, tensor);
+    operands_.resize(doublings + 1);
+    const auto two = static_cast<std::uint32_t>(rrt_scalar_from_f32(2.0F));
+    for (std::uint32_t i = 0; i < doublings; ++i) {
+      const rrt_operand_t in = i == 0 ? rrt_operand_t{RRT_OPERAND_PARAM, 0}
+                                      : rrt_operand_t{RRT_OPERAND_INTERMEDIATE, i - 1};
+      operands_[i] = {in, {RRT_OPERAND_INTERMEDIATE, i}, {RRT_OPERAND_IMMEDIATE, two}};
+      tasks_.push_back({scale, 3, operands_[i].data()});
+    }
+    operands_[doublings] = {rrt_operand_t{RRT_OPERAND_INTERMEDIATE, doublings - 1},
+                            rrt_operand_t{RRT_OPERAND_PARAM, 0},
+                            rrt_operand_t{RRT_OPERAND_PARAM, 1}};
+    tasks_.push_back({add, 3, operands_[doublings].data()});
+    desc_.struct_size = sizeof desc_;
+    desc_.bind = bind;
+    desc_.num_params = 2;
+    desc_.params = params_;
+    desc_.num_intermediates = doublings;
+    desc_.intermediates = intermediates_.data();
+    desc_.num_tasks = static_cast<std::uint32_t>(tasks_.size());
+    desc_.tasks = tasks_.data();
+    factor_ = static_cast<float>((1U << doublings) + 1U);
+  }
+  const rrt_callable_desc_t *desc() const { return &desc_; }
+  float factor() const { return factor_; }
+
+ private:
+  rrt_tensor_desc_t params_[2]{};
+  std::vector<rrt_tensor_desc_t> intermediates_;
+  std::vector<std::vector<rrt_operand_t>> operands_;
+  std::vector<rrt_task_desc_t> tasks_;
+  rrt_callable_desc_t desc_{};
+  float factor_ = 0.0F;
+};
+
+std::uint64_t next_generation = std::uint64_t{5} << 20;
+
+// A kernel-mode context, profiling on with the collector shape left to the first prepare,
+// whose plan kernel-config fit sized for A (two tasks) and B (three).
+struct KernelContext {
+  explicit KernelContext(rrt_bind_strategy_t bind) {
+    rrt_context_options_t options{};
+    options.struct_size = sizeof options;
+    options.platform = RRT_PLATFORM_SIM;
+    options.profiling = 1;
+    EXPECT_EQ(rrt_context_create(&options, &ctx), RRT_OK);
+    a = std::make_unique<Doublings>(ctx, bind, 1);
+    b = std::make_unique<Doublings>(ctx, bind, 2);
+    const rrt_callable_desc_t *descs[] = {a->desc(), b->desc()};
+    rrt_kernel_config_t config{};
+    config.struct_size = sizeof config;
+    EXPECT_EQ(rrt_kernel_config_fit(descs, 2, &config), RRT_OK);
+    config.context_generation = next_generation++;
+    config.profiling_task_capacity = 0;
+    EXPECT_EQ(rrt_kernel_init(ctx, &config), RRT_OK);
+    EXPECT_EQ(rrt_stream_create(ctx, &stream), RRT_OK);
+  }
+  ~KernelContext() {
+    EXPECT_EQ(rrt_stream_destroy(stream), RRT_OK);
+    EXPECT_EQ(rrt_context_destroy(ctx), RRT_OK);
+  }
+  KernelContext(const KernelContext &) = delete;
+  KernelContext &operator=(const KernelContext &) = delete;
+  KernelContext(KernelContext &&) = delete;
+  KernelContext &operator=(KernelContext &&) = delete;
+
+  // Launches `id` on a ramp and checks out = factor * in.
+  void expect_launch_computes(std::int32_t id, float factor) {
+    std::vector<float> in(kFloats);
+    std::vector<float> out(kFloats, -1.0F);
+    for (std::uint64_t i = 0; i < kFloats; ++i) {
+      in[i] = static_cast<float>(i);
+    }
+    const rrt_tensor_arg_t tensors[2] = {{in.data(), kBytes, RRT_SPACE_HOST},
+                                         {out.data(), kBytes, RRT_SPACE_HOST}};
+    rrt_run_args_t args{};
+    args.struct_size = sizeof args;
+    args.num_tensors = 2;
+    args.tensors = tensors;
+    ASSERT_EQ(rrt_kernel_launch(ctx, id, &args, stream), RRT_OK);
+    ASSERT_EQ(rrt_stream_synchronize(stream), RRT_OK);
+    for (std::uint64_t i = 0; i < kFloats; ++i) {
+      EXPECT_EQ(out[i], factor * in[i]) << i;
+    }
+  }
+
+  rrt_context_t ctx = nullptr;
+  rrt_stream_t stream = nullptr;
+  std::unique_ptr<Doublings> a;
+  std::unique_ptr<Doublings> b;
+};
+
+// Every host allocation of a kernel-mode prepare of A fails in turn (alone, or with every one
+// after it). A failed prepare returns an error, never terminates, and leaves the frozen
+// capacity as it was, the collectors' first allocation included: B (larger) and then A
+// prepare and compute, as the plan promised.
+void sweep_prepare_host_allocations(rrt_bind_strategy_t bind, bool persists) {
+  std::uint64_t allocations = 0;
+  {
+    KernelContext clean(bind);
+    allocations_counted = 0;
+    std::int32_t id = -1;
+    ASSERT_EQ(rrt_callable_prepare(clean.ctx, clean.a->desc(), &id), RRT_OK);
+    allocations = allocations_counted;
+  }
+  ASSERT_GE(allocations, 4u);
+  int failures = 0;
+  for (std::uint64_t n = 1; n <= allocations; ++n) {
+    SCOPED_TRACE(::testing::Message() << "failing host allocation " << n << " of " << allocations);
+    KernelContext k(bind);
+    const rrt_stats_t before = stats_of(k.ctx);
+    std::int32_t id = -1;
+    rrt_status_t status = RRT_OK;
+    {
+      const NthHostAllocationFails failing(n, persists);
+      status = rrt_callable_prepare(k.ctx, k.a->desc(), &id);
+    }
+    if (status == RRT_OK) {
+      continue;  // the allocation was one whose failure the call absorbs
+    }
+    ++failures;
+    // Host out of memory, or the simulator's device allocation (host memory too) failing.
+    EXPECT_TRUE(status == RRT_ERR_INTERNAL || status == RRT_ERR_OUT_OF_MEMORY) << status;
+    const rrt_stats_t after = stats_of(k.ctx);
+    EXPECT_EQ(after.live_bytes, before.live_bytes);
+    EXPECT_EQ(after.device_alloc_calls - after.device_free_calls,
+              before.device_alloc_calls - before.device_free_calls);
+    for (int point = 0; point < RRT_GROWTH_POINT_COUNT; ++point) {
+      EXPECT_EQ(after.regions[point].used_bytes, before.regions[point].used_bytes) << point;
+      EXPECT_EQ(after.regions[point].capacity_bytes, before.regions[point].capacity_bytes) << point;
+    }
+    std::int32_t b_id = -1;
+    std::int32_t a_id = -1;
+    ASSERT_EQ(rrt_callable_prepare(k.ctx, k.b->desc(), &b_id), RRT_OK) << last_message();
+    ASSERT_EQ(rrt_callable_prepare(k.ctx, k.a->desc(), &a_id), RRT_OK) << last_message();
+    k.expect_launch_computes(b_id, k.b->factor());
+    k.expect_launch_computes(a_id, k.a->factor());
+  }
+  EXPECT_GE(failures, 4) << "too few host allocations of the prepare could fail";
+}
+
+TEST(HostOutOfMemoryTest, AKernelModePrepareThatRunsOutOfHostMemoryKeepsThePlanDeviceBuild) {
+  sweep_prepare_host_allocations(RRT_BIND_DEVICE_BUILD, false);
+}
+
+TEST(HostOutOfMemoryTest, AKernelModePrepareThatRunsOutOfHostMemoryKeepsThePlanHostBuild) {
+  sweep_prepare_host_allocations(RRT_BIND_HOST_BUILD, false);
+}
+
+TEST(HostOutOfMemoryTest, PersistentHostOutOfMemoryInAKernelModePrepareDeviceBuild) {
+  sweep_prepare_host_allocations(RRT_BIND_DEVICE_BUILD, true);
+}
+
+TEST(HostOutOfMemoryTest, PersistentHostOutOfMemoryInAKernelModePrepareHostBuild) {
+  sweep_prepare_host_allocations(RRT_BIND_HOST_BUILD, true);
 }
 
 }  // namespace

@@ -189,6 +189,15 @@ TEST_F(DeviceContextTest, ASlotRequestIsOneTransaction) {
   EXPECT_NE(grant.staging, staging);
 }
 
+// One resident placement, staged and committed with nothing built in between.
+Status place(DeviceContext &context, const ResidentRequest &request, ResidentGrant *grant) {
+  DeviceContext::ResidentTransaction placement(context);
+  RRT_RETURN_IF_ERROR(placement.stage(request));
+  *grant = placement.grant();
+  placement.commit();
+  return Status::ok();
+}
+
 TEST_F(DeviceContextTest, ResidentPlacementsAppendUntilTheFrozenPoolIsFull) {
   rrt_capacity_plan_t plan{};
   plan.gm_heap_bytes = 4 * kKiB;
@@ -197,18 +206,17 @@ TEST_F(DeviceContextTest, ResidentPlacementsAppendUntilTheFrozenPoolIsFull) {
   kernel_init(plan);
   ResidentGrant first;
   ResidentGrant second;
-  ASSERT_TRUE(context.reserve_resident({.pool_bytes = 1500}, &first).is_ok());
-  ASSERT_TRUE(context.reserve_resident({.pool_bytes = 500}, &second).is_ok());
+  ASSERT_TRUE(place(context, {.pool_bytes = 1500}, &first).is_ok());
+  ASSERT_TRUE(place(context, {.pool_bytes = 500}, &second).is_ok());
   EXPECT_EQ(static_cast<std::byte *>(second.pool) - static_cast<std::byte *>(first.pool), 2048);
   ResidentGrant third;
-  expect_refusal(context.reserve_resident({.pool_bytes = 1025}, &third),
-                 GrowthPoint::kArenaRuntimePool, 3 * kKiB + 1025, 4 * kKiB);
+  expect_refusal(place(context, {.pool_bytes = 1025}, &third), GrowthPoint::kArenaRuntimePool,
+                 3 * kKiB + 1025, 4 * kKiB);
   // A callable that needs a larger gm_heap is refused on gm_heap, before anything moves.
-  EXPECT_EQ(
-      context.reserve_resident({.gm_heap = 8 * kKiB, .pool_bytes = 100}, &third).growth_point(),
-      GrowthPoint::kArenaGmHeap);
+  EXPECT_EQ(place(context, {.gm_heap = 8 * kKiB, .pool_bytes = 100}, &third).growth_point(),
+            GrowthPoint::kArenaGmHeap);
   ResidentGrant fits;
-  ASSERT_TRUE(context.reserve_resident({.pool_bytes = 1024}, &fits).is_ok());
+  ASSERT_TRUE(place(context, {.pool_bytes = 1024}, &fits).is_ok());
   EXPECT_EQ(static_cast<std::byte *>(fits.pool) - static_cast<std::byte *>(first.pool), 3 * 1024);
   EXPECT_EQ(context.region_stats(GrowthPoint::kArenaRuntimePool).used, 4 * kKiB);
 }
@@ -221,17 +229,59 @@ TEST_F(DeviceContextTest, AFailedResidentPlacementKeepsTheFrozenCapacity) {
   // The collectors take their first allocation with the first placement; make it fail.
   rig.faults.fail_nth_allocation(1);
   ResidentGrant grant;
-  EXPECT_EQ(context.reserve_resident({.pool_bytes = 2048, .profile_tasks = 4}, &grant).code(),
+  EXPECT_EQ(place(context, {.pool_bytes = 2048, .profile_tasks = 4}, &grant).code(),
             RRT_ERR_OUT_OF_MEMORY);
   rig.faults.clear_faults();
   EXPECT_EQ(context.region_stats(GrowthPoint::kArenaRuntimePool).used, 0u);
   ResidentGrant a;
   ResidentGrant b;
-  ASSERT_TRUE(context.reserve_resident({.pool_bytes = 2048, .profile_tasks = 4}, &a).is_ok());
-  ASSERT_TRUE(context.reserve_resident({.pool_bytes = 2048, .profile_tasks = 4}, &b).is_ok());
-  // Giving the last placement back (its upload failed) restores the pool's use.
-  context.return_resident(b);
-  EXPECT_EQ(context.region_stats(GrowthPoint::kArenaRuntimePool).used, 2048u);
+  ASSERT_TRUE(place(context, {.pool_bytes = 2048, .profile_tasks = 4}, &a).is_ok());
+  ASSERT_TRUE(place(context, {.pool_bytes = 2048, .profile_tasks = 4}, &b).is_ok());
+  EXPECT_EQ(context.region_stats(GrowthPoint::kArenaRuntimePool).used, 4 * kKiB);
+}
+
+// A placement whose build or upload failed is abandoned before it commits: the first
+// allocations it made (collectors, definition store) are freed again, so they are still first
+// allocations for the next placement, which may therefore ask for more.
+TEST_F(DeviceContextTest, AnAbandonedResidentPlacementLeavesTheContextAsItWas) {
+  context.enable_profiling();
+  rrt_capacity_plan_t plan{};
+  plan.runtime_pool_bytes = 4 * kKiB;
+  kernel_init(plan);
+  const std::uint64_t live = context.counters().live_bytes.load();
+  const std::uint64_t unfreed =
+      context.counters().device_alloc_calls.load() - context.counters().device_free_calls.load();
+  {
+    DeviceContext::ResidentTransaction placement(context);
+    ASSERT_TRUE(placement
+                    .stage({.pool_bytes = 2048,
+                            .place_definition = true,
+                            .definition_key = 7,
+                            .definition_bytes = 512,
+                            .profile_tasks = 4})
+                    .is_ok());
+    EXPECT_NE(placement.grant().pool, nullptr);
+    EXPECT_NE(placement.grant().definition, nullptr);
+  }
+  EXPECT_EQ(context.counters().live_bytes.load(), live);
+  EXPECT_EQ(
+      context.counters().device_alloc_calls.load() - context.counters().device_free_calls.load(),
+      unfreed);
+  EXPECT_EQ(context.region_stats(GrowthPoint::kArenaRuntimePool).used, 0u);
+  EXPECT_EQ(context.region_stats(GrowthPoint::kGraphDefinition).capacity, 0u);
+  EXPECT_EQ(context.region_stats(GrowthPoint::kGraphDefinition).used, 0u);
+  EXPECT_EQ(context.region_stats(GrowthPoint::kDfxCollectors).capacity, 0u);
+  ResidentGrant grant;
+  ASSERT_TRUE(place(context,
+                    {.pool_bytes = 4096,
+                     .place_definition = true,
+                     .definition_key = 7,
+                     .definition_bytes = 1024,
+                     .profile_tasks = 16},
+                    &grant)
+                  .is_ok());
+  EXPECT_EQ(grant.pool, context.slot(0).bank_bases().runtime_pool);
+  EXPECT_EQ(context.region_stats(GrowthPoint::kGraphDefinition).used, 1024u);
 }
 
 // Program mode: the PREPARED_INCOMPATIBLE decision and the collectors' rebuild happen in one

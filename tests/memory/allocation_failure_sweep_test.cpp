@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -114,13 +115,16 @@ Step init(InitPlan plan) {
     RRT_RETURN_IF_ERROR(txn.add(slot.definitions.block(), plan.definitions));
     RRT_RETURN_IF_ERROR(txn.add(slot.host_staging, plan.host_staging));
     RRT_RETURN_IF_ERROR(core.collectors.plan(txn, plan.profile_tasks));
-    RRT_RETURN_IF_ERROR(txn.commit());
-    return core.collectors.settle();
+    RRT_RETURN_IF_ERROR(txn.stage());
+    RRT_RETURN_IF_ERROR(core.collectors.zero_staged());
+    txn.publish();
+    core.collectors.latch_shape();
+    return Status::ok();
   };
 }
 
 // The shape of one run's slot reservation: collectors, staging, bank and definition in one
-// transaction, the definition placed after the commit.
+// transaction, the definition placed after the publish.
 struct RunPlan {
   int slot = 0;
   bool host_build = false;
@@ -143,10 +147,12 @@ Step run(RunPlan plan) {
       pending = slot.definitions.plan(plan.definition_key, plan.definition_bytes);
       RRT_RETURN_IF_ERROR(txn.add(slot.definitions.block(), pending.required));
     }
-    RRT_RETURN_IF_ERROR(txn.commit());
-    RRT_RETURN_IF_ERROR(core.collectors.settle());
+    RRT_RETURN_IF_ERROR(txn.stage());
+    RRT_RETURN_IF_ERROR(core.collectors.zero_staged());
+    txn.publish();
+    core.collectors.latch_shape();
     if (plan.definition_key != 0) {
-      (void)slot.definitions.place(pending, 0);
+      (void)slot.definitions.place(std::move(pending), 0, false);
     }
     return Status::ok();
   };

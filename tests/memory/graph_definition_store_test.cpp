@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -33,9 +34,10 @@ using Pending = GraphDefinitionStore::Pending;
 // plan → size the block alone → place, as a caller does outside a larger transaction.
 Status place(GraphDefinitionStore &store, std::uint64_t key, std::uint64_t bytes, Placement *out,
              std::uint64_t binding = 0) {
-  const Pending pending = store.plan(key, bytes);
+  Pending pending = store.plan(key, bytes);
   RRT_RETURN_IF_ERROR(store.block().reserve(pending.required));
-  *out = store.place(pending, binding);
+  *out = store.place(std::move(pending), binding, false);
+  store.mark_uploaded(key);
   return Status::ok();
 }
 
@@ -157,11 +159,12 @@ TEST_F(GraphDefinitionStoreTest, ProgramModeGrowthPlacesTheNewKeyAtZeroWithRoomF
   void *const old_block = store.block().base();
   const MemoryCounters before = host.counters();
 
-  const Pending pending = store.plan(3, 16 * kKiB);
+  Pending pending = store.plan(3, 16 * kKiB);
   EXPECT_EQ(pending.required, 2 * kAlign + 16 * kKiB);
   ASSERT_TRUE(store.block().reserve(pending.required).is_ok());
-  const Placement grown = store.place(pending, 0);
+  const Placement grown = store.place(std::move(pending), 0, false);
   EXPECT_TRUE(grown.needs_upload);
+  store.mark_uploaded(3);
   EXPECT_NE(grown.address, old_block);
   EXPECT_EQ(grown.address, store.block().base());
   EXPECT_EQ(store.block().capacity(), 2 * kAlign + 16 * kKiB);
@@ -477,25 +480,41 @@ TEST_F(GraphDefinitionStoreTest, PreflightOfAPlanReturnsExactlyWhatPlacingWould)
   }
 }
 
-// ---- forget_last -------------------------------------------------------------------------
+// ---- uploads -----------------------------------------------------------------------------
 
-TEST_F(GraphDefinitionStoreTest, ForgetLastGivesTheLastPlacementsSpaceBack) {
+// A key whose upload failed is not trusted: placing it again asks for the upload until one is
+// recorded.
+TEST_F(GraphDefinitionStoreTest, AKeyNeedsItsUploadUntilOneIsRecorded) {
   ASSERT_TRUE(store.block().reserve(8 * kKiB).is_ok());
-  Placement first;
-  Placement second;
-  ASSERT_TRUE(place(store, 1, 1000, &first).is_ok());
-  ASSERT_TRUE(place(store, 2, 2000, &second).is_ok());
-  store.forget_last(2);
-  EXPECT_FALSE(store.holds(2));
-  EXPECT_TRUE(store.holds(1));
-  EXPECT_EQ(store.used(), 1000u);
-  Placement third;
-  ASSERT_TRUE(place(store, 3, 3000, &third).is_ok());
-  EXPECT_EQ(third.address, second.address);
-  // A key the store does not hold changes nothing.
-  store.forget_last(99);
-  EXPECT_EQ(store.used(), kAlign + 3000);
-  EXPECT_EQ(store.block().allocations(), 1u);
+  Pending first = store.plan(1, 1000);
+  const Placement placed = store.place(std::move(first), 5, false);
+  EXPECT_TRUE(placed.needs_upload);
+  EXPECT_TRUE(placed.newly_stored);
+  const Placement again = store.place(store.plan(1, 1000), 5, false);
+  EXPECT_TRUE(again.needs_upload) << "a key whose contents never arrived was trusted";
+  EXPECT_EQ(again.address, placed.address);
+  store.mark_uploaded(1);
+  EXPECT_FALSE(store.place(store.plan(1, 1000), 5, false).needs_upload);
+  // A new binding needs the upload again, and a key placed as uploaded needs none.
+  EXPECT_TRUE(store.place(store.plan(1, 1000), 6, false).needs_upload);
+  EXPECT_FALSE(store.place(store.plan(1, 1000), 7, true).needs_upload);
+  EXPECT_FALSE(store.place(store.plan(1, 1000), 7, false).needs_upload);
+  store.mark_uploaded(99);
+  EXPECT_FALSE(store.holds(99));
+}
+
+// A caller that uploads before it places (inside a transaction) writes where the pending key
+// lands once the block publishes, a staged first allocation included.
+TEST_F(GraphDefinitionStoreTest, TheAddressAfterPublishIsWherePlaceLandsTheKey) {
+  Pending pending = store.plan(4, 1000);
+  BlockTransaction txn;
+  ASSERT_TRUE(txn.add(store.block(), pending.required).is_ok());
+  ASSERT_TRUE(txn.stage().is_ok());
+  void *const planned = store.address_after_publish(pending);
+  EXPECT_EQ(store.block().base(), nullptr);
+  txn.publish();
+  EXPECT_EQ(store.place(std::move(pending), 0, true).address, planned);
+  EXPECT_EQ(planned, store.block().base());
 }
 
 // ---- release -----------------------------------------------------------------------------

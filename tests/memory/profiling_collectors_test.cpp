@@ -31,12 +31,16 @@ constexpr std::uint64_t pool_bytes_for(std::uint32_t tasks) {
 }
 constexpr std::uint64_t kWallBytes = kAreas * sizeof(LaunchRecord);
 
-// plan → commit → settle, as the context sizes the collectors in a transaction of their own.
+// plan → stage → zero → publish → latch, as the context sizes the collectors in a transaction
+// of their own.
 Status size(ProfilingCollectors &collectors, std::uint32_t tasks) {
   BlockTransaction txn;
   RRT_RETURN_IF_ERROR(collectors.plan(txn, tasks));
-  RRT_RETURN_IF_ERROR(txn.commit());
-  return collectors.settle();
+  RRT_RETURN_IF_ERROR(txn.stage());
+  RRT_RETURN_IF_ERROR(collectors.zero_staged());
+  txn.publish();
+  collectors.latch_shape();
+  return Status::ok();
 }
 
 bool all_zero(const void *data, std::size_t bytes) {
@@ -137,34 +141,41 @@ TEST_F(ProfilingCollectorsTest, SettleZeroesEveryNewBlockThroughTheHost) {
   EXPECT_TRUE(all_zero(collectors.timings(0), pool_bytes_for(16)));
   EXPECT_TRUE(all_zero(collectors.wall(0), kWallBytes));
 
-  // A settle with nothing replaced zeroes nothing, and leaves what the device wrote.
+  // A sizing with nothing replaced zeroes nothing, and leaves what the device wrote.
   collectors.wall(1)->launches = 4;
   ASSERT_TRUE(size(collectors, 16).is_ok());
-  ASSERT_TRUE(collectors.settle().is_ok());
+  ASSERT_TRUE(size(collectors, 8).is_ok());
   EXPECT_EQ(zeros().size(), 2u);
   EXPECT_EQ(collectors.wall(1)->launches, 4u);
 }
 
-TEST_F(ProfilingCollectorsTest, AFailedZeroIsReturnedAndRetriedByTheNextSettle) {
-  BlockTransaction txn;
-  ASSERT_TRUE(collectors.plan(txn, 8).is_ok());
-  ASSERT_TRUE(txn.commit().is_ok());
-  host.fail_next_zero();
-  EXPECT_EQ(collectors.settle().code(), RRT_ERR_INTERNAL);
-  ASSERT_TRUE(collectors.settle().is_ok());
+TEST_F(ProfilingCollectorsTest, AFailedZeroLeavesTheCollectorsAsTheyWereAndTheNextSizingZeroes) {
+  {
+    BlockTransaction txn;
+    ASSERT_TRUE(collectors.plan(txn, 8).is_ok());
+    ASSERT_TRUE(txn.stage().is_ok());
+    host.fail_next_zero();
+    EXPECT_EQ(collectors.zero_staged().code(), RRT_ERR_INTERNAL);
+  }
+  EXPECT_EQ(collectors.shape(), 0u);
+  EXPECT_EQ(collectors.timings(0), nullptr);
+  EXPECT_FALSE(collectors.timing_block().is_published());
+  EXPECT_FALSE(collectors.wall_block().is_published());
+  ASSERT_TRUE(size(collectors, 8).is_ok());
   EXPECT_EQ(collectors.shape(), 8u);
   EXPECT_TRUE(all_zero(collectors.timings(0), pool_bytes_for(8)));
   EXPECT_TRUE(all_zero(collectors.wall(0), kWallBytes));
-  EXPECT_EQ(zeros().size(), 3u);
 }
 
-TEST_F(ProfilingCollectorsTest, TimingsAndWallAreNullUntilTheFirstSettle) {
+TEST_F(ProfilingCollectorsTest, TimingsAndWallAreNullUntilTheFirstLatch) {
   BlockTransaction txn;
   ASSERT_TRUE(collectors.plan(txn, 8).is_ok());
-  ASSERT_TRUE(txn.commit().is_ok());
+  ASSERT_TRUE(txn.stage().is_ok());
+  ASSERT_TRUE(collectors.zero_staged().is_ok());
+  txn.publish();
   EXPECT_EQ(collectors.timings(0), nullptr);
   EXPECT_EQ(collectors.wall(0), nullptr);
-  ASSERT_TRUE(collectors.settle().is_ok());
+  collectors.latch_shape();
   EXPECT_NE(collectors.timings(0), nullptr);
   EXPECT_NE(collectors.wall(0), nullptr);
 }

@@ -1,7 +1,8 @@
-// The allocation-failure sweep over every engine call that allocates: each allocation the
-// call makes on a clean run is failed in turn, and the failed call must leave the context's
-// statistics, every region's capacity, use and base changes, and every bank base as they were;
-// the same call then succeeds.
+// The failure sweep over every engine call that allocates: each device allocation the call
+// makes on a clean run is failed in turn, and for the kernel-mode calls each transfer (upload,
+// zeroing) too. The failed call must leave the context's statistics, every region's capacity,
+// use and base changes, and every bank base as they were; the same call then succeeds, and
+// the context still does everything its plan was fitted for.
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -114,6 +115,10 @@ struct PublicCall {
   std::string name;
   std::function<void(Rig &)> setup;
   std::function<Status(Rig &)> call;
+  // Kernel mode: the calls its transfers may fail in, and what the plan was also fitted for
+  // (run after the call succeeded).
+  bool sweeps_transfers = false;
+  std::function<void(Rig &)> still_fits;
 };
 
 std::vector<PublicCall> public_calls() {
@@ -125,27 +130,49 @@ std::vector<PublicCall> public_calls() {
     ASSERT_TRUE(prepare(rig, rig.large_device).is_ok());
   };
   return {
-      {"KernelInit", [](Rig &) {}, [](Rig &rig) { return kernel_init(rig, 4); }},
+      {"KernelInit", [](Rig &) {}, [](Rig &rig) { return kernel_init(rig, 4); }, true,
+       [](Rig &rig) {
+         EXPECT_TRUE(prepare(rig, rig.a).is_ok());
+         EXPECT_TRUE(prepare(rig, rig.b).is_ok());
+       }},
       {"KernelPrepareDeviceBuild", [](Rig &rig) { ASSERT_TRUE(kernel_init(rig, 0).is_ok()); },
-       [](Rig &rig) { return prepare(rig, rig.a); }},
+       [](Rig &rig) { return prepare(rig, rig.a); }, true,
+       [](Rig &rig) {
+         const Status other = prepare(rig, rig.b);
+         EXPECT_TRUE(other.is_ok()) << other.message();
+       }},
       {"KernelPrepareHostBuild", [](Rig &rig) { ASSERT_TRUE(kernel_init(rig, 0).is_ok()); },
-       [](Rig &rig) { return prepare(rig, rig.b); }},
-      {"ProgramFirstRunDeviceBuild", program_with_callables,
-       [](Rig &rig) { return run_prepare(rig, 0, kN); }},
-      {"ProgramFirstRunHostBuild", program_with_callables,
-       [](Rig &rig) { return run_prepare(rig, 1, kN); }},
+       [](Rig &rig) { return prepare(rig, rig.b); }, true,
+       [](Rig &rig) {
+         const Status other = prepare(rig, rig.a);
+         EXPECT_TRUE(other.is_ok()) << other.message();
+       }},
+      {"ProgramFirstRunDeviceBuild",
+       program_with_callables,
+       [](Rig &rig) { return run_prepare(rig, 0, kN); },
+       false,
+       {}},
+      {"ProgramFirstRunHostBuild",
+       program_with_callables,
+       [](Rig &rig) { return run_prepare(rig, 1, kN); },
+       false,
+       {}},
       {"ProgramHostBuildRunThatGrowsEveryBlock",
        [program_with_callables](Rig &rig) {
          program_with_callables(rig);
          ASSERT_TRUE(run_prepare(rig, 1, kN).is_ok());
        },
-       [](Rig &rig) { return run_prepare(rig, 2, 4 * kN); }},
+       [](Rig &rig) { return run_prepare(rig, 2, 4 * kN); },
+       false,
+       {}},
       {"ProgramDeviceBuildRunThatGrowsEveryBlock",
        [program_with_callables](Rig &rig) {
          program_with_callables(rig);
          ASSERT_TRUE(run_prepare(rig, 0, kN).is_ok());
        },
-       [](Rig &rig) { return run_prepare(rig, 3, 4 * kN); }},
+       [](Rig &rig) { return run_prepare(rig, 3, 4 * kN); },
+       false,
+       {}},
   };
 }
 
@@ -157,28 +184,53 @@ void PrintTo(const PublicCall &call, std::ostream *os) {
 
 class PublicCallFailureSweepTest : public ::testing::TestWithParam<PublicCall> {};
 
-TEST_P(PublicCallFailureSweepTest, AFailedAllocationChangesNothingAndTheCallSucceedsAfter) {
+// One failure point of a call: its nth device allocation or its nth transfer.
+struct FailurePoint {
+  bool transfer = false;
+  std::uint64_t n = 0;
+};
+
+TEST_P(PublicCallFailureSweepTest, AFailureAtAnyPointChangesNothingAndTheCallSucceedsAfter) {
   const PublicCall &call = GetParam();
-  std::uint64_t allocations = 0;
+  std::vector<FailurePoint> points;
   {
     Rig rig;
     call.setup(rig);
-    const std::uint64_t before = rig.faults->allocation_attempts();
+    const std::uint64_t allocations = rig.faults->allocation_attempts();
+    const std::uint64_t transfers = rig.faults->transfer_attempts();
     ASSERT_TRUE(call.call(rig).is_ok());
-    allocations = rig.faults->allocation_attempts() - before;
+    for (std::uint64_t n = 1; n <= rig.faults->allocation_attempts() - allocations; ++n) {
+      points.push_back({false, n});
+    }
+    ASSERT_GE(points.size(), 2u) << "the call must allocate for the sweep to mean anything";
+    if (call.sweeps_transfers) {
+      const std::uint64_t made = rig.faults->transfer_attempts() - transfers;
+      ASSERT_GE(made, 1u) << "the call must transfer for the sweep to mean anything";
+      for (std::uint64_t n = 1; n <= made; ++n) {
+        points.push_back({true, n});
+      }
+    }
   }
-  ASSERT_GE(allocations, 2u) << "the call must allocate for the sweep to mean anything";
-  for (std::uint64_t n = 1; n <= allocations; ++n) {
-    SCOPED_TRACE(::testing::Message() << "failing allocation " << n << " of " << allocations);
+  for (const FailurePoint &point : points) {
+    SCOPED_TRACE(::testing::Message()
+                 << "failing " << (point.transfer ? "transfer " : "allocation ") << point.n);
     Rig rig;
     call.setup(rig);
     const Snapshot before = Snapshot::of(*rig.engine);
-    rig.faults->fail_nth_allocation(n);
+    if (point.transfer) {
+      rig.faults->fail_nth_transfer(point.n);
+    } else {
+      rig.faults->fail_nth_allocation(point.n);
+    }
     const Status failed = call.call(rig);
     rig.faults->clear_faults();
-    EXPECT_EQ(failed.code(), RRT_ERR_OUT_OF_MEMORY) << failed.message();
+    EXPECT_EQ(failed.code(), point.transfer ? RRT_ERR_INTERNAL : RRT_ERR_OUT_OF_MEMORY)
+        << failed.message();
     EXPECT_TRUE(Snapshot::of(*rig.engine) == before) << "the failed call changed state";
     EXPECT_TRUE(call.call(rig).is_ok()) << "the call after the device recovered";
+    if (call.still_fits) {
+      call.still_fits(rig);
+    }
   }
 }
 

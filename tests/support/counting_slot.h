@@ -1,5 +1,5 @@
 // A SlotView decorator that forwards to a context's slot and counts the bank sizings and the
-// synchronous uploads a bind makes.
+// synchronous uploads a bind makes, and can fail the next upload.
 #pragma once
 
 #include "context/device_context.h"
@@ -13,6 +13,8 @@ class CountingSlot final : public SlotView {
 
   int bank_sizings = 0;
   int uploads = 0;
+  // When set, the next upload fails with RRT_ERR_INTERNAL without reaching the device.
+  bool fail_next_upload = false;
 
   int index() const noexcept override { return inner_.index(); }
   ExecutionMode mode() const noexcept override { return inner_.mode(); }
@@ -22,8 +24,13 @@ class CountingSlot final : public SlotView {
   }
   Status upload(void *dst, const void *src, std::size_t bytes) override {
     ++uploads;
+    if (fail_next_upload) {
+      fail_next_upload = false;
+      return Status::error(RRT_ERR_INTERNAL, "injected upload failure");
+    }
     return inner_.upload(dst, src, bytes);
   }
+  void definition_uploaded(std::uint64_t key) noexcept override { inner_.definition_uploaded(key); }
   BankBases bank_bases() const override { return inner_.bank_bases(); }
   BankRequest bank_capacities() const override { return inner_.bank_capacities(); }
   bool find_prebuilt(std::uint64_t key, PrebuiltImageCache::Entry *out) const override {

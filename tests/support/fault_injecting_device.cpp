@@ -22,10 +22,60 @@ void FaultInjectingDevice::fail_beyond_live_bytes(std::uint64_t budget) {
   budget_ = budget;
 }
 
+void FaultInjectingDevice::fail_nth_transfer(std::uint64_t n) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  transfer_fails_at_ = n == 0 ? 0 : transfers_ + n;
+}
+
 void FaultInjectingDevice::clear_faults() {
   const std::lock_guard<std::mutex> lock(mutex_);
   one_shot_ = OneShot::kNone;
   budget_armed_ = false;
+  transfer_fails_at_ = 0;
+}
+
+std::uint64_t FaultInjectingDevice::transfer_attempts() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return transfers_;
+}
+
+bool FaultInjectingDevice::transfer_fails() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  ++transfers_;
+  if (transfer_fails_at_ == 0 || transfers_ != transfer_fails_at_) {
+    return false;
+  }
+  transfer_fails_at_ = 0;
+  ++injected_;
+  return true;
+}
+
+Status FaultInjectingDevice::copy_host_to_device(void *dst, const void *src, std::size_t bytes) {
+  if (transfer_fails()) {
+    return Status::error(RRT_ERR_INTERNAL, "injected failure of a host-to-device copy");
+  }
+  return inner_.copy_host_to_device(dst, src, bytes);
+}
+
+Status FaultInjectingDevice::copy_device_to_host(void *dst, const void *src, std::size_t bytes) {
+  if (transfer_fails()) {
+    return Status::error(RRT_ERR_INTERNAL, "injected failure of a device-to-host copy");
+  }
+  return inner_.copy_device_to_host(dst, src, bytes);
+}
+
+Status FaultInjectingDevice::copy_device_to_device(void *dst, const void *src, std::size_t bytes) {
+  if (transfer_fails()) {
+    return Status::error(RRT_ERR_INTERNAL, "injected failure of a device-to-device copy");
+  }
+  return inner_.copy_device_to_device(dst, src, bytes);
+}
+
+Status FaultInjectingDevice::memset(void *dst, int value, std::size_t bytes) {
+  if (transfer_fails()) {
+    return Status::error(RRT_ERR_INTERNAL, "injected failure of a device memset");
+  }
+  return inner_.memset(dst, value, bytes);
 }
 
 std::uint64_t FaultInjectingDevice::allocation_attempts() const {

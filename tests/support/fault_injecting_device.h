@@ -10,12 +10,14 @@
 
 namespace replayrt {
 
-// Forwards every call to the wrapped device, except that allocate() can be made to
-//   - return null on the Nth allocation from now (fail_nth_allocation),
-//   - throw std::bad_alloc on the Nth allocation from now (throw_on_nth_allocation),
-//   - return null whenever the wrapped device's live bytes plus the request would exceed a
-//     budget (fail_beyond_live_bytes).
-// N counts allocation attempts from the arming call, starting at 1; a one-shot fault fires
+// Forwards every call to the wrapped device, except that
+//   - allocate() can be made to return null on the Nth allocation from now
+//     (fail_nth_allocation), to throw std::bad_alloc on it (throw_on_nth_allocation), or to
+//     return null whenever the wrapped device's live bytes plus the request would exceed a
+//     budget (fail_beyond_live_bytes);
+//   - the Nth transfer from now (a synchronous copy in any direction or a memset) can be made
+//     to fail with RRT_ERR_INTERNAL without reaching the device (fail_nth_transfer).
+// N counts attempts of its kind from the arming call, starting at 1; a one-shot fault fires
 // once and disarms. Attempts that fail are still counted.
 // The wrapped device must outlive the wrapper.
 // Thread safety: every member is thread-safe.
@@ -26,9 +28,11 @@ class FaultInjectingDevice final : public Device {
   void fail_nth_allocation(std::uint64_t n);
   void throw_on_nth_allocation(std::uint64_t n);
   void fail_beyond_live_bytes(std::uint64_t budget);
+  void fail_nth_transfer(std::uint64_t n);
   void clear_faults();
 
   std::uint64_t allocation_attempts() const;
+  std::uint64_t transfer_attempts() const;
   std::uint64_t injected_failures() const;
 
   DeviceProperties properties() const override { return inner_.properties(); }
@@ -37,18 +41,10 @@ class FaultInjectingDevice final : public Device {
   }
   void *allocate(std::size_t bytes) override;
   Status free(void *ptr) override { return inner_.free(ptr); }
-  Status copy_host_to_device(void *dst, const void *src, std::size_t bytes) override {
-    return inner_.copy_host_to_device(dst, src, bytes);
-  }
-  Status copy_device_to_host(void *dst, const void *src, std::size_t bytes) override {
-    return inner_.copy_device_to_host(dst, src, bytes);
-  }
-  Status copy_device_to_device(void *dst, const void *src, std::size_t bytes) override {
-    return inner_.copy_device_to_device(dst, src, bytes);
-  }
-  Status memset(void *dst, int value, std::size_t bytes) override {
-    return inner_.memset(dst, value, bytes);
-  }
+  Status copy_host_to_device(void *dst, const void *src, std::size_t bytes) override;
+  Status copy_device_to_host(void *dst, const void *src, std::size_t bytes) override;
+  Status copy_device_to_device(void *dst, const void *src, std::size_t bytes) override;
+  Status memset(void *dst, int value, std::size_t bytes) override;
   std::optional<AllocationInfo> find_allocation(const void *address) const override {
     return inner_.find_allocation(address);
   }
@@ -68,6 +64,9 @@ class FaultInjectingDevice final : public Device {
  private:
   enum class OneShot { kNone, kReturnNull, kThrow };
 
+  // Counts a transfer attempt; true when it is the one armed to fail.
+  bool transfer_fails();
+
   Device &inner_;
   mutable std::mutex mutex_;
   std::uint64_t attempts_ = 0;
@@ -76,6 +75,8 @@ class FaultInjectingDevice final : public Device {
   bool budget_armed_ = false;
   std::uint64_t budget_ = 0;
   std::uint64_t injected_ = 0;
+  std::uint64_t transfers_ = 0;
+  std::uint64_t transfer_fails_at_ = 0;  // 0: disarmed
 };
 
 }  // namespace replayrt
