@@ -201,7 +201,8 @@ RRT_API rrt_status_t rrt_context_mode(rrt_context_t ctx, rrt_mode_t *mode, int *
    failure (RRT_ERR_KERNEL_FAILED for a kernel, with its detail) instead of RRT_OK.
    Finalize must not race with other calls on the context: one that finds a launch, replay,
    run or prepare in progress on another thread returns RRT_ERR_INVALID_STATE and changes
-   nothing. */
+   nothing, and a launch, replay, run prepare, run launch or prepare that starts while
+   finalize runs returns RRT_ERR_INVALID_STATE and does nothing. */
 RRT_API rrt_status_t rrt_context_finalize(rrt_context_t ctx);
 /* RRT_ERR_INVALID_STATE while graphs, streams, events or runs created from it are alive.
    Finalizes first if needed. */

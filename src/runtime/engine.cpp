@@ -82,7 +82,11 @@ Engine::~Engine() {
 }
 
 Status Engine::check_ready() const {
-  switch (lifecycle_.load(std::memory_order_acquire)) {
+  // The handshake with finalize is store-buffering: an entry increments in_flight_ (InFlight)
+  // and then loads lifecycle_; finalize stores kFinalizing and then loads in_flight_. With all
+  // four seq_cst, at least one side sees the other's store: the entry is refused, or finalize
+  // finds it in flight and refuses.
+  switch (lifecycle_.load(std::memory_order_seq_cst)) {
     case Lifecycle::kReady:
       return Status::ok();
     case Lifecycle::kCreated:
@@ -281,6 +285,7 @@ Status Engine::run_prepare(std::int32_t callable_id, const RunArgsView &args,
 
 Status Engine::run_launch(ProgramRun &run, Stream *stream) {
   const InFlight call(*this);
+  RRT_RETURN_IF_ERROR(check_ready());
   if (run.epoch_ != epoch_.load(std::memory_order_acquire)) {
     run.state_ = ProgramRun::State::kAbandoned;
   }

@@ -86,7 +86,8 @@ class ProgramRun {
 // frees (free_caller_buffer) are admitted one at a time under the launch mutex, so a launch
 // checks its addresses and enqueues with no free in between. init and finalize must not race
 // with anything; a finalize that finds a call in progress returns RRT_ERR_INVALID_STATE and
-// changes nothing.
+// changes nothing, and a prepare, run prepare, run launch, launch or replay that starts while
+// finalize runs is refused (RRT_ERR_INVALID_STATE) before it touches anything.
 class Engine {
  public:
   static constexpr std::int32_t kMaxCallables = CallableTable::kCapacity;

@@ -168,6 +168,40 @@ TEST(FailureContainmentTest, FinalizeWaitsForWorkQueuedBeforeACaptureBegan) {
   EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
 }
 
+// Finalize drains the context's streams, then releases the slots. A run launched while it
+// drains is refused: it would land on a slot finalize then releases (on CUDA, a device
+// use-after-free). The gated run holds finalize in its drain; a prepare refused as finalized
+// (rather than for want of a slot) shows that finalize has begun.
+TEST(FailureContainmentTest, ARunLaunchedWhileFinalizeDrainsIsRefused) {
+  Containment c(RRT_MODE_PROGRAM);
+  rrt_stream_t caller = c.stream();
+  rrt_run_t held = nullptr;
+  rrt_run_t late = nullptr;
+  ASSERT_EQ(rrt_run_prepare(c.ctx, c.gated(), &c.args, &held), RRT_OK);
+  ASSERT_EQ(rrt_run_prepare(c.ctx, c.counting(), &c.args, &late), RRT_OK);
+  ASSERT_EQ(rrt_run_launch(held, nullptr), RRT_OK);
+  std::future<rrt_status_t> finalized =
+      std::async(std::launch::async, [&] { return rrt_context_finalize(c.ctx); });
+  for (;;) {
+    rrt_run_t probe = nullptr;
+    ASSERT_EQ(rrt_run_prepare(c.ctx, c.counting(), &c.args, &probe), RRT_ERR_INVALID_STATE);
+    rrt_error_detail_t detail{};
+    (void)rrt_last_error(&detail);
+    if (std::string(detail.message).find("finalized") != std::string::npos) {
+      break;
+    }
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(rrt_run_launch(late, caller), RRT_ERR_INVALID_STATE)
+      << "a run was launched onto a slot that finalize is about to release";
+  c.gate.store(true, std::memory_order_release);
+  EXPECT_EQ(finalized.get(), RRT_OK);
+  EXPECT_EQ(rrt_stream_synchronize(caller), RRT_OK);
+  EXPECT_EQ(c.count.load(), 0);
+  EXPECT_EQ(rrt_run_finalize(held), RRT_OK);
+  EXPECT_EQ(rrt_run_finalize(late), RRT_OK);
+}
+
 // A graph captured from a program-mode slot and an eager run prepared into the same slot share
 // its scheduler state: the run waits for the replay instead of running on top of it.
 TEST(FailureContainmentTest, ProgramReplaysAndEagerRunsOfOneSlotTakeTurns) {
