@@ -64,10 +64,6 @@ class DeviceContext::Slot final : public SlotView {
   Status upload(void *dst, const void *src, std::size_t bytes) override {
     return context_.device_.copy_host_to_device(dst, src, bytes);
   }
-  void definition_uploaded(std::uint64_t key) noexcept override {
-    const std::lock_guard<std::mutex> lock(context_.mutex_);
-    definitions.mark_uploaded(key);
-  }
   BankBases bank_bases() const override {
     const std::lock_guard<std::mutex> lock(context_.mutex_);
     return bank.bases();
@@ -263,21 +259,30 @@ Status DeviceContext::reserve_slot(Slot &slot, const SlotRequest &request, SlotG
   RRT_RETURN_IF_ERROR(txn.stage());
   if (profiled) {
     RRT_RETURN_IF_ERROR(profiling_collectors_.zero_staged());
+    grant->timings =
+        profiling_collectors_.timings_after_publish(slot.index()) + request.profile_offset;
+    grant->wall = profiling_collectors_.wall_after_publish(slot.index());
+  }
+  if (request.place_definition) {
+    grant->definition = GraphDefinitionStore::Placement{
+        slot.definitions.address_after_publish(definition),
+        slot.definitions.needs_upload(definition, request.definition_binding), !definition.stored};
+  }
+  grant->staging = request.staging_bytes != 0 ? staging.base_after_publish() : nullptr;
+  grant->bases = slot.bank.bases_after_publish();
+  if (request.fill) {
+    RRT_RETURN_IF_ERROR(request.fill(*grant));
   }
   const BankBases before = slot.bank.bases();
   txn.publish();
   forget_images_if_moved(slot, before);
   if (profiled) {
     profiling_collectors_.latch_shape();
-    grant->timings = profiling_collectors_.timings(slot.index()) + request.profile_offset;
-    grant->wall = profiling_collectors_.wall(slot.index());
   }
   if (request.place_definition) {
-    grant->definition =
-        slot.definitions.place(std::move(definition), request.definition_binding, false);
+    (void)slot.definitions.place(std::move(definition), request.definition_binding,
+                                 request.fill != nullptr);
   }
-  grant->staging = request.staging_bytes != 0 ? staging.base() : nullptr;
-  grant->bases = slot.bank.bases();
   return Status::ok();
 }
 

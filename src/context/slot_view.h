@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "common/execution_mode.h"
 #include "common/status.h"
@@ -17,6 +18,8 @@ namespace replayrt {
 // Where a bind stages its HOST tensors: the slot's retained staging (device-build binds) or
 // its host staging (host-build binds).
 enum class StagingKind { kRetained, kHost };
+
+struct SlotGrant;
 
 // Everything one run needs from its slot, sized together.
 struct SlotRequest {
@@ -32,10 +35,17 @@ struct SlotRequest {
   // Kernel mode: the run's first task record; the records before it belong to the launches
   // its capture already holds. The collectors must hold profile_offset + profile_tasks.
   std::uint32_t profile_offset = 0;
+  // Program mode: writes what the run needs into the granted blocks (uploads, the staging
+  // layout) after they are staged and before they are published; the grant holds the
+  // addresses they will have. It runs under the context's lock, so it must not call the
+  // context (the slot's upload() is fine). A failure or an exception leaves every block as
+  // before, and a definition it was asked for counts as uploaded once it returns OK.
+  std::function<Status(const SlotGrant &grant)> fill;
 };
 
 // Where the request landed. Null for what the request did not ask for; in kernel mode `bases`
 // is set only when the request sized a block (kernel-mode binds use their resident placement).
+// The definition's needs_upload says whether fill must write it.
 struct SlotGrant {
   void *staging = nullptr;  // the run's first staging slice; the others follow it
   BankBases bases;          // the bank after the request
@@ -48,8 +58,9 @@ struct SlotGrant {
 // there is no default behaviour to fall back on.
 //
 // reserve() is one transaction over the slot's blocks (and the context's profiling
-// collectors): every block is decided before anything is touched, then staged, published
-// and superseded backings freed last; a refusal or a failed allocation changes nothing.
+// collectors): every block is decided before anything is touched, then staged, filled
+// (SlotRequest::fill), published and superseded backings freed last; a refusal, a failed
+// allocation or a failed fill changes nothing.
 // Inside a kernel-mode launch any growth or first allocation is refused. In program mode a
 // request that would rebuild the profiling collectors while the other slot holds a run is
 // RRT_ERR_PREPARED_INCOMPATIBLE.
@@ -70,9 +81,6 @@ class SlotView {
   virtual Status reserve(const SlotRequest &request, SlotGrant *grant) = 0;
   // A synchronous host-to-device copy (outside launches only: a launch never synchronizes).
   virtual Status upload(void *dst, const void *src, std::size_t bytes) = 0;
-  // Program mode: the definition a reserve() placed under `key` is uploaded (until then the
-  // next placement of the key asks for the upload again).
-  virtual void definition_uploaded(std::uint64_t key) noexcept = 0;
   virtual BankBases bank_bases() const = 0;
   virtual BankRequest bank_capacities() const = 0;
   // The bank's prebuilt image (one entry per bank), valid only while the bank's bases are.

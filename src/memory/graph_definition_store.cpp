@@ -33,6 +33,15 @@ void *GraphDefinitionStore::address_after_publish(const Pending &pending) const 
   return static_cast<std::byte *>(base) + (base == placed_base_ ? pending.offset : 0);
 }
 
+bool GraphDefinitionStore::needs_upload(const Pending &pending,
+                                        std::uint64_t binding) const noexcept {
+  if (!pending.stored || block_.base_after_publish() != placed_base_) {
+    return true;
+  }
+  const auto found = stored_.find(pending.key);
+  return found == stored_.end() || found->second.binding != binding || !found->second.uploaded;
+}
+
 GraphDefinitionStore::Placement GraphDefinitionStore::place(Pending &&pending,
                                                             std::uint64_t binding,
                                                             bool uploaded) noexcept {
@@ -56,13 +65,6 @@ GraphDefinitionStore::Placement GraphDefinitionStore::place(Pending &&pending,
   stored_.insert(std::move(pending.node));
   used_ = offset + pending.bytes;
   return Placement{base + offset, !uploaded, true};
-}
-
-void GraphDefinitionStore::mark_uploaded(std::uint64_t key) noexcept {
-  const auto found = stored_.find(key);
-  if (found != stored_.end()) {
-    found->second.uploaded = true;
-  }
 }
 
 void GraphDefinitionStore::release() noexcept {

@@ -25,11 +25,10 @@ namespace replayrt {
 //     and is refused in kernel mode, where stored definitions never move.
 // Alternating callables therefore settle into one block that holds all of them.
 //
-// A key is trusted only once its contents are uploaded: place() with `uploaded` false records
-// the space, and mark_uploaded() records the upload that followed. A failed upload therefore
-// leaves a key that the next placement uploads again. A caller that uploads before placing
-// (kernel-mode prepare, inside its transaction) writes to address_after_publish() and places
-// with `uploaded` true.
+// A key is trusted only once its contents are uploaded: place() records whether they are
+// (`uploaded`), and a key placed without its contents asks for the upload again at its next
+// placement. A caller uploads before it places, inside the transaction that sizes block():
+// to address_after_publish(), when needs_upload() says so.
 //
 // place() cannot fail: plan() allocates everything a new key needs.
 //
@@ -69,11 +68,11 @@ class GraphDefinitionStore {
   Pending plan(std::uint64_t key, std::uint64_t bytes) const;
   // Where the pending definition lies once the transaction sizing block() publishes it.
   void *address_after_publish(const Pending &pending) const noexcept;
+  // Whether the pending key's contents must be written before it is placed with `binding`:
+  // a new key, a block that takes a new base, a changed binding or a missing upload.
+  bool needs_upload(const Pending &pending, std::uint64_t binding) const noexcept;
   // Requires that block() was sized for pending.required since plan().
   Placement place(Pending &&pending, std::uint64_t binding, bool uploaded) noexcept;
-  // Records that the contents of a placed key are on the device; a key no longer stored is
-  // ignored.
-  void mark_uploaded(std::uint64_t key) noexcept;
 
   GuardedBlock &block() noexcept { return block_; }
   const GuardedBlock &block() const noexcept { return block_; }

@@ -87,6 +87,23 @@ LaunchRecord *ProfilingCollectors::wall(int area) const noexcept {
   return static_cast<LaunchRecord *>(wall_.base()) + area;
 }
 
+TaskTiming *ProfilingCollectors::timings_after_publish(int area) const noexcept {
+  const std::uint64_t area_records =
+      timings_.capacity_after_publish() / (static_cast<std::uint64_t>(areas_) * sizeof(TaskTiming));
+  if (area_records == 0 || area < 0 || area >= areas_) {
+    return nullptr;
+  }
+  return static_cast<TaskTiming *>(timings_.base_after_publish()) +
+         static_cast<std::size_t>(area) * area_records;
+}
+
+LaunchRecord *ProfilingCollectors::wall_after_publish(int area) const noexcept {
+  if (wall_.base_after_publish() == nullptr || area < 0 || area >= areas_) {
+    return nullptr;
+  }
+  return static_cast<LaunchRecord *>(wall_.base_after_publish()) + area;
+}
+
 void ProfilingCollectors::release() noexcept {
   timings_.release();
   wall_.release();

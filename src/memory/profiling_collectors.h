@@ -42,6 +42,10 @@ class ProfilingCollectors {
   // Null until the first latch_shape() after a publish.
   TaskTiming *timings(int area) const noexcept;
   LaunchRecord *wall(int area) const noexcept;
+  // Where timings(area) and wall(area) lie once the transaction that staged the collectors
+  // publishes (the published ones when it staged nothing); null where there is nothing.
+  TaskTiming *timings_after_publish(int area) const noexcept;
+  LaunchRecord *wall_after_publish(int area) const noexcept;
   std::uint64_t pool_bytes() const noexcept { return timings_.capacity(); }
 
   GuardedBlock &timing_block() noexcept { return timings_; }

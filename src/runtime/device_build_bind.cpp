@@ -49,29 +49,40 @@ Status DeviceBuildBind::bind(SlotView &slot, const BindRequest &request, BoundRu
                       .size_bank = !kernel && !cached,
                       .bank = BankRequest{needs.gm_heap, needs.gm_sm, needs.runtime_pool},
                       .profile_tasks = static_cast<std::uint32_t>(callable.tasks().size()),
-                      .profile_offset = request.profile_offset};
+                      .profile_offset = request.profile_offset,
+                      .fill = nullptr};
   SlotGrant grant;
-  RRT_RETURN_IF_ERROR(slot.reserve(reserve, &grant));
-  stage_host_tensors(request, grant.staging, out);
   if (kernel) {
+    RRT_RETURN_IF_ERROR(slot.reserve(reserve, &grant));
+    stage_host_tensors(request, grant.staging, out);
     finish_bind(ExecutionMode::kKernel, request, request.resident.image, request.resident.scheduler,
                 request.resident.gm_heap, grant, out);
     return Status::ok();
   }
-  const void *image = static_cast<const std::byte *>(grant.bases.runtime_pool) + hit.image_offset;
+  // Program mode: the image is built and uploaded and the run encoded before the slot's
+  // blocks publish, so a failure anywhere leaves the slot as it was.
+  reserve.fill = [&](const SlotGrant &staged) {
+    stage_host_tensors(request, staged.staging, out);
+    const void *image =
+        static_cast<const std::byte *>(staged.bases.runtime_pool) + hit.image_offset;
+    if (!cached) {
+      std::vector<std::byte> host_image(needs.runtime_pool);
+      const ImageBinding binding{request.callable_id, request.generation, staged.bases.gm_heap,
+                                 staged.bases.gm_sm, nullptr};
+      RRT_RETURN_IF_ERROR(build_task_graph_image(callable, binding, host_image));
+      RRT_RETURN_IF_ERROR(
+          slot.upload(staged.bases.runtime_pool, host_image.data(), host_image.size()));
+      image = staged.bases.runtime_pool;
+    }
+    finish_bind(ExecutionMode::kProgram, request, image, staged.bases.gm_sm, staged.bases.gm_heap,
+                staged, out);
+    return Status::ok();
+  };
+  RRT_RETURN_IF_ERROR(slot.reserve(reserve, &grant));
   if (!cached) {
-    std::vector<std::byte> host_image(needs.runtime_pool);
-    const ImageBinding binding{request.callable_id, request.generation, grant.bases.gm_heap,
-                               grant.bases.gm_sm, nullptr};
-    RRT_RETURN_IF_ERROR(build_task_graph_image(callable, binding, host_image));
-    RRT_RETURN_IF_ERROR(
-        slot.upload(grant.bases.runtime_pool, host_image.data(), host_image.size()));
     slot.remember_prebuilt(
         PrebuiltImageCache::Entry{slot.index(), grant.bases, key, 0, needs.runtime_pool});
-    image = grant.bases.runtime_pool;
   }
-  finish_bind(ExecutionMode::kProgram, request, image, grant.bases.gm_sm, grant.bases.gm_heap,
-              grant, out);
   return Status::ok();
 }
 

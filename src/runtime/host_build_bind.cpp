@@ -94,36 +94,46 @@ Status HostBuildBind::bind(SlotView &slot, const BindRequest &request, BoundRun 
                       .definition_key = mix(callable.content_key(), request.generation),
                       .definition_bytes = needs.graph_definition,
                       .profile_tasks = static_cast<std::uint32_t>(callable.tasks().size()),
-                      .profile_offset = request.profile_offset};
+                      .profile_offset = request.profile_offset,
+                      .fill = nullptr};
   if (!kernel) {
     const BankBases bases = seeded ? hit.bases : BankBases{};
     reserve.definition_binding = seeded ? definition_binding(bases.gm_heap, bases.runtime_pool) : 0;
   }
   SlotGrant grant;
-  RRT_RETURN_IF_ERROR(slot.reserve(reserve, &grant));
-  stage_host_tensors(request, grant.staging, out);
   if (kernel) {
+    RRT_RETURN_IF_ERROR(slot.reserve(reserve, &grant));
+    stage_host_tensors(request, grant.staging, out);
     finish_bind(ExecutionMode::kKernel, request, request.resident.image, request.resident.scheduler,
                 request.resident.gm_heap, grant, out);
     return Status::ok();
   }
-  auto upload = [&](void *dst, const void *src, std::size_t bytes) {
-    return slot.upload(dst, src, bytes);
+  // Program mode: the seed and the definition are uploaded and the run encoded before the
+  // slot's blocks publish, so a failure anywhere leaves the slot (and the definition's key)
+  // as it was.
+  reserve.fill = [&](const SlotGrant &staged) {
+    stage_host_tensors(request, staged.staging, out);
+    auto upload = [&](void *dst, const void *src, std::size_t bytes) {
+      return slot.upload(dst, src, bytes);
+    };
+    auto *seed = static_cast<std::byte *>(staged.bases.runtime_pool);
+    if (!seeded) {
+      RRT_RETURN_IF_ERROR(upload_seed(callable, request.generation, seed, upload));
+    }
+    if (staged.definition.needs_upload || !seeded) {
+      RRT_RETURN_IF_ERROR(upload_definition(callable, request.callable_id, request.generation,
+                                            staged.bases.gm_heap, seed, staged.definition.address,
+                                            upload));
+    }
+    finish_bind(ExecutionMode::kProgram, request, staged.definition.address, seed,
+                staged.bases.gm_heap, staged, out);
+    return Status::ok();
   };
-  auto *seed = static_cast<std::byte *>(grant.bases.runtime_pool);
+  RRT_RETURN_IF_ERROR(slot.reserve(reserve, &grant));
   if (!seeded) {
-    RRT_RETURN_IF_ERROR(upload_seed(callable, request.generation, seed, upload));
     slot.remember_prebuilt(
         PrebuiltImageCache::Entry{slot.index(), grant.bases, seed_key, 0, needs.runtime_pool});
   }
-  if (grant.definition.needs_upload || !seeded) {
-    RRT_RETURN_IF_ERROR(upload_definition(callable, request.callable_id, request.generation,
-                                          grant.bases.gm_heap, seed, grant.definition.address,
-                                          upload));
-    slot.definition_uploaded(reserve.definition_key);
-  }
-  finish_bind(ExecutionMode::kProgram, request, grant.definition.address, seed, grant.bases.gm_heap,
-              grant, out);
   return Status::ok();
 }
 

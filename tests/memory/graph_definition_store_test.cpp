@@ -31,13 +31,15 @@ constexpr std::uint64_t kKiB = 1024;
 using Placement = GraphDefinitionStore::Placement;
 using Pending = GraphDefinitionStore::Pending;
 
-// plan → size the block alone → place, as a caller does outside a larger transaction.
+// plan → size the block alone → (upload when needed) → place, as a caller does outside a
+// larger transaction; *out says whether the upload was needed.
 Status place(GraphDefinitionStore &store, std::uint64_t key, std::uint64_t bytes, Placement *out,
              std::uint64_t binding = 0) {
   Pending pending = store.plan(key, bytes);
   RRT_RETURN_IF_ERROR(store.block().reserve(pending.required));
-  *out = store.place(std::move(pending), binding, false);
-  store.mark_uploaded(key);
+  const bool needs_upload = store.needs_upload(pending, binding);
+  *out = store.place(std::move(pending), binding, true);
+  out->needs_upload = needs_upload;
   return Status::ok();
 }
 
@@ -164,7 +166,7 @@ TEST_F(GraphDefinitionStoreTest, ProgramModeGrowthPlacesTheNewKeyAtZeroWithRoomF
   ASSERT_TRUE(store.block().reserve(pending.required).is_ok());
   const Placement grown = store.place(std::move(pending), 0, false);
   EXPECT_TRUE(grown.needs_upload);
-  store.mark_uploaded(3);
+  (void)store.place(store.plan(3, 16 * kKiB), 0, true);
   EXPECT_NE(grown.address, old_block);
   EXPECT_EQ(grown.address, store.block().base());
   EXPECT_EQ(store.block().capacity(), 2 * kAlign + 16 * kKiB);
@@ -482,25 +484,21 @@ TEST_F(GraphDefinitionStoreTest, PreflightOfAPlanReturnsExactlyWhatPlacingWould)
 
 // ---- uploads -----------------------------------------------------------------------------
 
-// A key whose upload failed is not trusted: placing it again asks for the upload until one is
-// recorded.
-TEST_F(GraphDefinitionStoreTest, AKeyNeedsItsUploadUntilOneIsRecorded) {
+// A key placed without its contents (its upload failed) is not trusted: it needs the upload
+// until it is placed with them.
+TEST_F(GraphDefinitionStoreTest, AKeyPlacedWithoutItsContentsNeedsTheUploadAgain) {
   ASSERT_TRUE(store.block().reserve(8 * kKiB).is_ok());
   Pending first = store.plan(1, 1000);
+  EXPECT_TRUE(store.needs_upload(first, 5));
   const Placement placed = store.place(std::move(first), 5, false);
-  EXPECT_TRUE(placed.needs_upload);
   EXPECT_TRUE(placed.newly_stored);
-  const Placement again = store.place(store.plan(1, 1000), 5, false);
-  EXPECT_TRUE(again.needs_upload) << "a key whose contents never arrived was trusted";
-  EXPECT_EQ(again.address, placed.address);
-  store.mark_uploaded(1);
-  EXPECT_FALSE(store.place(store.plan(1, 1000), 5, false).needs_upload);
-  // A new binding needs the upload again, and a key placed as uploaded needs none.
-  EXPECT_TRUE(store.place(store.plan(1, 1000), 6, false).needs_upload);
-  EXPECT_FALSE(store.place(store.plan(1, 1000), 7, true).needs_upload);
-  EXPECT_FALSE(store.place(store.plan(1, 1000), 7, false).needs_upload);
-  store.mark_uploaded(99);
-  EXPECT_FALSE(store.holds(99));
+  EXPECT_TRUE(placed.needs_upload);
+  Pending again = store.plan(1, 1000);
+  EXPECT_TRUE(again.stored);
+  EXPECT_TRUE(store.needs_upload(again, 5)) << "a key whose contents never arrived was trusted";
+  EXPECT_EQ(store.place(std::move(again), 5, true).address, placed.address);
+  EXPECT_FALSE(store.needs_upload(store.plan(1, 1000), 5));
+  EXPECT_TRUE(store.needs_upload(store.plan(1, 1000), 6)) << "a new binding needs the upload";
 }
 
 // A caller that uploads before it places (inside a transaction) writes where the pending key

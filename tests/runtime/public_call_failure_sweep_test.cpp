@@ -1,6 +1,5 @@
-// The failure sweep over every engine call that allocates: each device allocation the call
-// makes on a clean run is failed in turn, and for the kernel-mode calls each transfer (upload,
-// zeroing) too. The failed call must leave the context's statistics, every region's capacity,
+// The failure sweep over every engine call that allocates: each device allocation and each
+// transfer (upload, zeroing) the call makes on a clean run is failed in turn. The failed call must leave the context's statistics, every region's capacity,
 // use and base changes, and every bank base as they were; the same call then succeeds, and
 // the context still does everything its plan was fitted for.
 #include <functional>
@@ -115,8 +114,8 @@ struct PublicCall {
   std::string name;
   std::function<void(Rig &)> setup;
   std::function<Status(Rig &)> call;
-  // Kernel mode: the calls its transfers may fail in, and what the plan was also fitted for
-  // (run after the call succeeded).
+  // Whether the call transfers (uploads, zeroing), so its transfers are failed too, and in
+  // kernel mode what the plan was also fitted for (checked after the call succeeded).
   bool sweeps_transfers = false;
   std::function<void(Rig &)> still_fits;
 };
@@ -150,12 +149,12 @@ std::vector<PublicCall> public_calls() {
       {"ProgramFirstRunDeviceBuild",
        program_with_callables,
        [](Rig &rig) { return run_prepare(rig, 0, kN); },
-       false,
+       true,
        {}},
       {"ProgramFirstRunHostBuild",
        program_with_callables,
        [](Rig &rig) { return run_prepare(rig, 1, kN); },
-       false,
+       true,
        {}},
       {"ProgramHostBuildRunThatGrowsEveryBlock",
        [program_with_callables](Rig &rig) {
@@ -163,7 +162,7 @@ std::vector<PublicCall> public_calls() {
          ASSERT_TRUE(run_prepare(rig, 1, kN).is_ok());
        },
        [](Rig &rig) { return run_prepare(rig, 2, 4 * kN); },
-       false,
+       true,
        {}},
       {"ProgramDeviceBuildRunThatGrowsEveryBlock",
        [program_with_callables](Rig &rig) {
@@ -171,7 +170,7 @@ std::vector<PublicCall> public_calls() {
          ASSERT_TRUE(run_prepare(rig, 0, kN).is_ok());
        },
        [](Rig &rig) { return run_prepare(rig, 3, 4 * kN); },
-       false,
+       true,
        {}},
   };
 }

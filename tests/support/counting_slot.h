@@ -30,7 +30,6 @@ class CountingSlot final : public SlotView {
     }
     return inner_.upload(dst, src, bytes);
   }
-  void definition_uploaded(std::uint64_t key) noexcept override { inner_.definition_uploaded(key); }
   BankBases bank_bases() const override { return inner_.bank_bases(); }
   BankRequest bank_capacities() const override { return inner_.bank_capacities(); }
   bool find_prebuilt(std::uint64_t key, PrebuiltImageCache::Entry *out) const override {
