@@ -170,8 +170,9 @@ TEST(FailureContainmentTest, FinalizeWaitsForWorkQueuedBeforeACaptureBegan) {
 
 // Finalize drains the context's streams, then releases the slots. A run launched while it
 // drains is refused: it would land on a slot finalize then releases (on CUDA, a device
-// use-after-free). The gated run holds finalize in its drain; a prepare refused as finalized
-// (rather than for want of a slot) shows that finalize has begun.
+// use-after-free). The gated run holds finalize in its drain; rrt_context_profile, which is
+// never in flight for finalize's check, refused as finalized shows that finalize has begun
+// (and so passed that check, since nothing else is in flight).
 TEST(FailureContainmentTest, ARunLaunchedWhileFinalizeDrainsIsRefused) {
   Containment c(RRT_MODE_PROGRAM);
   rrt_stream_t caller = c.stream();
@@ -183,14 +184,14 @@ TEST(FailureContainmentTest, ARunLaunchedWhileFinalizeDrainsIsRefused) {
   std::future<rrt_status_t> finalized =
       std::async(std::launch::async, [&] { return rrt_context_finalize(c.ctx); });
   for (;;) {
-    rrt_run_t probe = nullptr;
-    ASSERT_EQ(rrt_run_prepare(c.ctx, c.counting(), &c.args, &probe), RRT_ERR_INVALID_STATE);
+    std::uint32_t records = 0;
+    EXPECT_NE(rrt_context_profile(c.ctx, nullptr, 0, &records), RRT_OK);
     rrt_error_detail_t detail{};
     (void)rrt_last_error(&detail);
     if (std::string(detail.message).find("finalized") != std::string::npos) {
       break;
     }
-    std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   EXPECT_EQ(rrt_run_launch(late, caller), RRT_ERR_INVALID_STATE)
       << "a run was launched onto a slot that finalize is about to release";
@@ -200,6 +201,32 @@ TEST(FailureContainmentTest, ARunLaunchedWhileFinalizeDrainsIsRefused) {
   EXPECT_EQ(c.count.load(), 0);
   EXPECT_EQ(rrt_run_finalize(held), RRT_OK);
   EXPECT_EQ(rrt_run_finalize(late), RRT_OK);
+}
+
+// A program-mode prepare binds into a slot whose blocks the last replay of a graph captured
+// from that slot may still use (its bind may upload there), so it waits for that replay: it
+// does not return while the gated replay runs.
+TEST(FailureContainmentTest, AProgramPrepareWaitsForTheLastReplayOfItsSlot) {
+  Containment c(RRT_MODE_PROGRAM);
+  rrt_stream_t stream = c.stream();
+  rrt_run_t captured = nullptr;
+  rrt_graph_t graph = nullptr;
+  ASSERT_EQ(rrt_stream_begin_capture(stream), RRT_OK);
+  ASSERT_EQ(rrt_run_prepare(c.ctx, c.gated(), &c.args, &captured), RRT_OK);
+  ASSERT_EQ(rrt_run_launch(captured, stream), RRT_OK);
+  ASSERT_EQ(rrt_run_finalize(captured), RRT_OK);
+  ASSERT_EQ(rrt_stream_end_capture(stream, &graph), RRT_OK);
+  ASSERT_EQ(rrt_graph_replay(graph, stream), RRT_OK);
+  rrt_run_t run = nullptr;
+  bool blocked = false;
+  EXPECT_EQ(blocked_until_gate_opens(
+                c, [&] { return rrt_run_prepare(c.ctx, c.counting(), &c.args, &run); }, &blocked),
+            RRT_OK);
+  EXPECT_TRUE(blocked) << "the prepare bound into a slot that a replay was still using";
+  ASSERT_EQ(rrt_run_launch(run, stream), RRT_OK);
+  EXPECT_EQ(rrt_run_finalize(run), RRT_OK);
+  EXPECT_EQ(c.count.load(), 1);
+  EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
 }
 
 // A graph captured from a program-mode slot and an eager run prepared into the same slot share
