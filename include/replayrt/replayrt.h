@@ -363,7 +363,9 @@ typedef struct rrt_kernel_args {
   uint32_t num_device_operands;
   const rrt_device_operand_t *device_operands;
 } rrt_kernel_args_t;
-/* Runs on a device-side worker thread. Returns 0 on success; nonzero fails the run. A kernel
+/* Runs on a device-side worker thread. Returns 0 on success; any other value fails the run
+   with RRT_ERR_KERNEL_FAILED, and the detail names the callable, the task, the kernel and that
+   value exactly ("failed with code N"): no value is reserved. A kernel
    must not throw (or otherwise unwind) out of this call. A C++ kernel that throws anyway
    fails its task as a nonzero return does: the run fails with RRT_ERR_KERNEL_FAILED (the
    stream's sticky failure), the detail says the kernel threw, and the process carries on. */
@@ -425,8 +427,12 @@ RRT_API rrt_status_t rrt_kernel_register_native(rrt_context_t ctx, const char *n
    exactly num_tensors tensor operands (PARAM, INTERMEDIATE, VIEW) and then num_scalars scalar
    operands (SCALAR, IMMEDIATE, DEVICE_VALUE), and it writes exactly the tensor operands whose
    bit is set in `writes` (bit i: tensor operand i); the others it only reads. Exactly one of
-   `fn` (simulator contexts) and `native_fn` (CUDA contexts) is set. */
+   `fn` (simulator contexts) and `native_fn` (CUDA contexts) is set.
+   The limits below hold for every task, whatever registered its kernel: a task with more
+   tensor or scalar operands is RRT_ERR_INVALID_ARGUMENT at rrt_callable_prepare and
+   rrt_capacity_plan_fit, naming the task and the count. */
 #define RRT_KERNEL_MAX_TENSORS 64
+#define RRT_KERNEL_MAX_SCALARS 64
 typedef struct rrt_kernel_desc {
   uint32_t struct_size;
   const char *name;
@@ -434,17 +440,18 @@ typedef struct rrt_kernel_desc {
   rrt_native_launch_fn native_fn;
   void *user;
   uint32_t num_tensors; /* 0..RRT_KERNEL_MAX_TENSORS */
-  uint32_t num_scalars;
+  uint32_t num_scalars; /* 0..RRT_KERNEL_MAX_SCALARS */
   uint64_t writes;
 } rrt_kernel_desc_t;
 /* Registers the kernel `desc` declares, under desc->name (name rules as rrt_kernel_register;
    `user` must outlive the context); *out_kernel_id is its id. RRT_ERR_INVALID_ARGUMENT for a
    null ctx, desc, name or out_kernel_id, a struct_size below sizeof(rrt_kernel_desc_t) of ABI
    1.2, both or neither of fn and native_fn set, num_tensors above RRT_KERNEL_MAX_TENSORS,
-   num_scalars above 1024, or a `writes` bit at or above num_tensors. RRT_ERR_UNSUPPORTED
-   when the set function does not suit the platform (fn on CUDA, native_fn on the simulator).
-   RRT_ERR_INVALID_STATE once the context holds 256 kernels. A task has at most 32 operands,
-   so a kernel declaring more tensors and scalars than that registers but no task can use it.
+   num_scalars above RRT_KERNEL_MAX_SCALARS, or a `writes` bit at or above num_tensors (the
+   detail names the kernel and the field). RRT_ERR_UNSUPPORTED when the set function does not
+   suit the platform (fn on CUDA, native_fn on the simulator). RRT_ERR_INVALID_STATE once the
+   context holds 256 kernels. The limits are a task's, so every kernel that registers can be
+   used by a task.
    What the declaration buys, at rrt_callable_prepare (and rrt_capacity_plan_fit does not
    know the kernel, so it checks none of it):
      - a task whose tensor or scalar operand count differs is RRT_ERR_INVALID_ARGUMENT naming

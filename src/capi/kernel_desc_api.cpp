@@ -47,10 +47,12 @@ Status check_kernel_desc(const rrt_kernel_desc_t &desc, const replayrt::DevicePr
                                           device.name));
   }
   // Checked here, on the unsigned fields, before the registry stores them as int (where -1
-  // means "undeclared"): a count of UINT32_MAX must not turn into an undeclared kernel.
-  if (desc.num_tensors > RRT_KERNEL_MAX_TENSORS) {
+  // means "undeclared"): a count of UINT32_MAX must not turn into an undeclared kernel. The
+  // limits are the most operands a task takes, so a kernel that registers can be used.
+  if (desc.num_tensors > static_cast<uint32_t>(replayrt::KernelRegistry::kMaxDeclaredTensors)) {
     return invalid(replayrt::format("kernel '%s': num_tensors is %u (at most %d)", desc.name,
-                                    desc.num_tensors, RRT_KERNEL_MAX_TENSORS));
+                                    desc.num_tensors,
+                                    replayrt::KernelRegistry::kMaxDeclaredTensors));
   }
   if (desc.num_scalars > static_cast<uint32_t>(replayrt::KernelRegistry::kMaxDeclaredScalars)) {
     return invalid(replayrt::format("kernel '%s': num_scalars is %u (at most %d)", desc.name,

@@ -6,11 +6,21 @@
 #include "common/align.h"
 #include "common/format.h"
 #include "common/raw_enum.h"
+#include "platform/launch/operand_resolution.h"
 #include "platform/launch/task_graph_image.h"
 #include "runtime/bind.h"
 #include "runtime/callable_views.h"
 
 namespace replayrt {
+
+// A task that prepares is one the executors can resolve, and a kernel that registers is one a
+// task can use.
+static_assert(Callable::kMaxTensorOperandsPerTask == kMaxTaskTensors);
+static_assert(Callable::kMaxScalarOperandsPerTask == kMaxTaskScalars);
+static_assert(Callable::kMaxTensorOperandsPerTask ==
+              static_cast<std::uint32_t>(KernelRegistry::kMaxDeclaredTensors));
+static_assert(Callable::kMaxScalarOperandsPerTask ==
+              static_cast<std::uint32_t>(KernelRegistry::kMaxDeclaredScalars));
 
 namespace {
 
@@ -256,6 +266,14 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
           return invalid(format("task %u operand %u: unknown operand kind %d", t, o, raw_kind));
       }
       callable->operands_.push_back(OperandRef{operand.kind, operand.index});
+    }
+    if (plan.num_tensors > kMaxTensorOperandsPerTask) {
+      return invalid(format("task %u: %u tensor operands (at most %u)", t, plan.num_tensors,
+                            kMaxTensorOperandsPerTask));
+    }
+    if (plan.num_scalars > kMaxScalarOperandsPerTask) {
+      return invalid(format("task %u: %u scalar operands (at most %u)", t, plan.num_scalars,
+                            kMaxScalarOperandsPerTask));
     }
     if ((kernel.num_tensors >= 0 &&
          plan.num_tensors != static_cast<std::uint32_t>(kernel.num_tensors)) ||

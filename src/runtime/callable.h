@@ -76,8 +76,9 @@ struct CallableRequirements {
 //     that does not overflow and stays within kMaxTensorBytes; parameter directions known;
 //     in a 1.2 desc (struct_size >= sizeof(rrt_callable_desc_t)) parameter spaces known
 //     (an older desc's parameters are all RRT_PARAM_SPACE_ANY);
-//   - tasks: a registered kernel, at most kMaxOperandsPerTask operands, tensors before
-//     scalars, every index in range, the operand counts the kernel declares;
+//   - tasks: a registered kernel, at most kMaxTensorOperandsPerTask tensor operands and
+//     kMaxScalarOperandsPerTask scalar operands, tensors before scalars, every index in range,
+//     the operand counts the kernel declares;
 //   - a 1.2 desc (struct_size >= sizeof(rrt_callable_desc_t)) may declare device values and
 //     views; a smaller one is read as ABI 1.1 (no views, no device values, and the VIEW and
 //     DEVICE_VALUE operand kinds unknown). A device value names a PARAM or INTERMEDIATE source
@@ -107,7 +108,12 @@ class Callable {
   static constexpr std::uint32_t kMaxIntermediates = 65536;
   static constexpr std::uint32_t kMaxScalars = 1024;
   static constexpr std::uint32_t kMaxTasks = 65536;
-  static constexpr std::uint32_t kMaxOperandsPerTask = 32;
+  // What one task takes: the executors' limits (platform/launch/operand_resolution.h), which
+  // are also the most a kernel may declare (KernelRegistry).
+  static constexpr std::uint32_t kMaxTensorOperandsPerTask = RRT_KERNEL_MAX_TENSORS;
+  static constexpr std::uint32_t kMaxScalarOperandsPerTask = RRT_KERNEL_MAX_SCALARS;
+  static constexpr std::uint32_t kMaxOperandsPerTask =
+      kMaxTensorOperandsPerTask + kMaxScalarOperandsPerTask;
   static constexpr std::uint32_t kMaxViews = 65536;
   static constexpr std::uint32_t kMaxDeviceValues = 65536;
   static constexpr std::uint64_t kMaxTensorBytes = std::uint64_t{1} << 40;

@@ -1,9 +1,11 @@
 // Kernel failures through the public shared library: a kernel that returns nonzero or throws
-// fails its run with RRT_ERR_KERNEL_FAILED and the process lives on; a failure still pending
+// fails its run with RRT_ERR_KERNEL_FAILED and the process lives on; the detail names the code
+// returned, whatever int it is, or says that the kernel threw; a failure still pending
 // on a stream is reported by the call that ends the stream's work (rrt_stream_destroy,
 // rrt_context_finalize), not dropped.
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -28,6 +30,14 @@ int throwing_kernel(const rrt_kernel_args_t * /*args*/, void * /*user*/) {
 
 int failing_kernel(const rrt_kernel_args_t * /*args*/, void * /*user*/) {
   return 7;
+}
+
+int returns_int_min(const rrt_kernel_args_t * /*args*/, void * /*user*/) {
+  return std::numeric_limits<int>::min();
+}
+
+int returns_int_min_plus_one(const rrt_kernel_args_t * /*args*/, void * /*user*/) {
+  return std::numeric_limits<int>::min() + 1;
 }
 
 int succeeding_kernel(const rrt_kernel_args_t * /*args*/, void * /*user*/) {
@@ -154,6 +164,58 @@ TEST_P(KernelFailureTest, AThrowingKernelFailsItsLaunchAsAStickyStreamFailure) {
       << last_message();
   ASSERT_EQ(rrt_kernel_launch(ctx_, succeeding_id, &args, stream), RRT_OK) << last_message();
   EXPECT_EQ(rrt_stream_synchronize(stream), RRT_OK) << last_message();
+  EXPECT_EQ(rrt_stream_destroy(stream), RRT_OK);
+}
+
+// No return value is reserved for the runtime's own failure causes (a kernel that threw, a
+// view offset out of range): the detail names whatever code the kernel returned.
+TEST_P(KernelFailureTest, EveryCodeAKernelReturnsIsReportedAsThatCode) {
+  struct Returning {
+    const char *name;
+    rrt_kernel_fn fn;
+    int code;
+  };
+  const Returning kernels[] = {
+      {"returns_int_min", returns_int_min, std::numeric_limits<int>::min()},
+      {"returns_int_min_plus_one", returns_int_min_plus_one, std::numeric_limits<int>::min() + 1},
+  };
+  ASSERT_EQ(rrt_program_init(ctx_), RRT_OK);
+  const rrt_run_args_t args = run_args({&tensor_, 1});
+  for (const Returning &kernel : kernels) {
+    SCOPED_TRACE(kernel.name);
+    std::int32_t kernel_id = -1;
+    ASSERT_EQ(rrt_kernel_register(ctx_, kernel.name, kernel.fn, nullptr, &kernel_id), RRT_OK);
+    const IndependentTasks returning(kernel_id);
+    const std::int32_t callable_id = prepare(returning);
+    EXPECT_EQ(rrt_run(ctx_, callable_id, &args), RRT_ERR_KERNEL_FAILED);
+    const std::string message = last_message();
+    EXPECT_NE(message.find("(kernel '" + std::string(kernel.name) + "') failed with code " +
+                           std::to_string(kernel.code)),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(message.find("threw"), std::string::npos) << message;
+    EXPECT_EQ(message.find("offset"), std::string::npos) << message;
+  }
+}
+
+TEST_P(KernelFailureTest, AReturnedCodeReachesTheStickyStreamFailureUnchanged) {
+  std::int32_t kernel_id = -1;
+  ASSERT_EQ(rrt_kernel_register(ctx_, "returns_int_min", returns_int_min, nullptr, &kernel_id),
+            RRT_OK);
+  const IndependentTasks returning(kernel_id);
+  kernel_init({&returning.desc});
+  const std::int32_t callable_id = prepare(returning);
+  rrt_stream_t stream = nullptr;
+  ASSERT_EQ(rrt_stream_create(ctx_, &stream), RRT_OK);
+  const rrt_run_args_t args = run_args({&tensor_, 1});
+  ASSERT_EQ(rrt_kernel_launch(ctx_, callable_id, &args, stream), RRT_OK) << last_message();
+  EXPECT_EQ(rrt_stream_synchronize(stream), RRT_ERR_KERNEL_FAILED);
+  const std::string message = last_message();
+  EXPECT_NE(message.find("(kernel 'returns_int_min') failed with code " +
+                         std::to_string(std::numeric_limits<int>::min())),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(message.find("threw"), std::string::npos) << message;
   EXPECT_EQ(rrt_stream_destroy(stream), RRT_OK);
 }
 

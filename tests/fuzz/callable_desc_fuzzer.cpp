@@ -28,7 +28,8 @@ using replayrt::fuzz::still_sentinel;
 constexpr std::uint32_t kMaxDescs = 3;
 constexpr std::uint32_t kMaxTensors = 6;
 constexpr std::uint32_t kMaxTasks = 8;
-constexpr std::uint32_t kMaxOperands = 36;  // past the runtime's per-task limit of 32
+// Picks 250..255 give 250..255 operands, past the runtime's per-task limit of 128.
+constexpr std::uint32_t kMaxOperands = 256;
 constexpr std::uint64_t kMaxPlanBytes = std::uint64_t{64} << 20;
 constexpr std::uint64_t kNextGenerationBase = std::uint64_t{1} << 40;
 

@@ -198,6 +198,22 @@ TEST_F(CallableTest, TheRegistryRefusesDeclaredWritesBeyondTheTensorCount) {
   EXPECT_TRUE(kernels_.add(entry, &id).is_ok());
 }
 
+TEST_F(CallableTest, TheRegistryRefusesDeclaredCountsNoTaskCanTake) {
+  KernelEntry entry;
+  entry.name = "many_scalars";
+  entry.host_fn = [](const rrt_kernel_args_t *, void *) { return 0; };
+  entry.num_tensors = static_cast<int>(Callable::kMaxTensorOperandsPerTask);
+  entry.num_scalars = static_cast<int>(Callable::kMaxScalarOperandsPerTask) + 1;
+  entry.writes = KernelEntry::kWritesEveryTensor;
+  std::int32_t id = -1;
+  const Status status = kernels_.add(entry, &id);
+  EXPECT_EQ(status.code(), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(status.message().find("declares 64 tensors and 65 scalars"), std::string::npos)
+      << status.message();
+  entry.num_scalars = static_cast<int>(Callable::kMaxScalarOperandsPerTask);
+  EXPECT_TRUE(kernels_.add(entry, &id).is_ok());
+}
+
 TEST_F(CallableTest, ContentKeyFollowsContent) {
   CallableBuilder a = two_step_chain();
   CallableBuilder b = two_step_chain();

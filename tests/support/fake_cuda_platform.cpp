@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "platform/cuda/cuda_api.h"
+#include "platform/launch/operand_resolution.h"
 
 namespace replayrt::cuda {
 
@@ -19,17 +20,19 @@ namespace replayrt::testing {
 
 namespace {
 
-constexpr std::uint32_t kMaxOperands = 32;
+constexpr std::uint32_t kMaxTensors = kMaxTaskTensors;
+constexpr std::uint32_t kMaxScalars = kMaxTaskScalars;
 
-// The one parameter of the host-kernel fake kernel: the function and a copy of its operands.
+// The one parameter of the host-kernel fake kernel: the function and a copy of its operands, as
+// many as a task takes.
 struct HostKernelParams {
   rrt_kernel_fn fn = nullptr;
   void *user = nullptr;
   std::uint32_t num_tensors = 0;
   std::uint32_t num_scalars = 0;
-  void *tensors[kMaxOperands] = {};
-  std::uint64_t tensor_bytes[kMaxOperands] = {};
-  std::uint64_t scalars[kMaxOperands] = {};
+  void *tensors[kMaxTensors] = {};
+  std::uint64_t tensor_bytes[kMaxTensors] = {};
+  std::uint64_t scalars[kMaxScalars] = {};
 };
 
 const char kHostKernel = 0;
@@ -54,8 +57,8 @@ int launch_host_kernel(const rrt_kernel_args_t *args, void *stream, void *user) 
   HostKernelParams p;
   p.fn = kernel->fn;
   p.user = kernel->user;
-  p.num_tensors = std::min(args->num_tensors, kMaxOperands);
-  p.num_scalars = std::min(args->num_scalars, kMaxOperands);
+  p.num_tensors = std::min(args->num_tensors, kMaxTensors);
+  p.num_scalars = std::min(args->num_scalars, kMaxScalars);
   std::copy_n(args->tensors, p.num_tensors, p.tensors);
   std::copy_n(args->tensor_bytes, p.num_tensors, p.tensor_bytes);
   std::copy_n(args->scalars, p.num_scalars, p.scalars);

@@ -340,7 +340,7 @@ Status CudaExecutor::enqueue(Stream &stream, const PreparedExecutable &prepared,
         continue;
       }
       rrt_kernel_args_t args = resolved.args();
-      std::uint64_t checked[kMaxTaskOperands];
+      std::uint64_t checked[kMaxTaskScalars];
       std::memcpy(checked, args.scalars, sizeof(std::uint64_t) * args.num_scalars);
       for (std::uint32_t d = 0; d < resolved.num_device_operands; ++d) {
         const rrt_device_operand_t &operand = resolved.device_operands[d];

@@ -6,8 +6,15 @@
 
 #include "common/format.h"
 #include "platform/launch/builtin_kernels.h"
+#include "platform/launch/operand_resolution.h"
 
 namespace replayrt {
+
+// Every kernel that registers can be used by a task, and a declared `writes` mask has a bit for
+// every tensor operand.
+static_assert(static_cast<std::size_t>(KernelRegistry::kMaxDeclaredTensors) == kMaxTaskTensors);
+static_assert(static_cast<std::size_t>(KernelRegistry::kMaxDeclaredScalars) == kMaxTaskScalars);
+static_assert(KernelRegistry::kMaxDeclaredTensors <= 64);
 
 namespace {
 

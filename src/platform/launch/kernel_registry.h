@@ -74,8 +74,10 @@ struct BuiltinLauncher {
 class KernelRegistry {
  public:
   static constexpr int kMaxKernels = 256;
+  // The most operands a task takes (platform/launch/operand_resolution.h): a kernel that
+  // declares more could never be used.
   static constexpr int kMaxDeclaredTensors = RRT_KERNEL_MAX_TENSORS;
-  static constexpr int kMaxDeclaredScalars = 1024;
+  static constexpr int kMaxDeclaredScalars = RRT_KERNEL_MAX_SCALARS;
 
   // A registry holding the built-in kernels with `launchers`, a backend's launchers in
   // builtin_kernel_specs() order (Device::builtin_launchers). Empty `launchers` declares the

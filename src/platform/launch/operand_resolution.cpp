@@ -209,7 +209,7 @@ OperandError resolve_task_operands(const TaskRecord &task, const OperandSections
                                    const InvocationPayloadView &payload, DeviceMemoryReader read,
                                    ResolvedOperands *out) noexcept {
   const std::span<const OperandRecord> operands = sections.operands;
-  if (task.num_tensors > kMaxTaskOperands || task.num_scalars > kMaxTaskOperands) {
+  if (task.num_tensors > kMaxTaskTensors || task.num_scalars > kMaxTaskScalars) {
     return OperandError::kTooManyOperands;
   }
   const std::uint64_t count = std::uint64_t{task.num_tensors} + task.num_scalars;

@@ -16,8 +16,12 @@
 
 namespace replayrt {
 
-// The most tensors, and separately the most scalars, one task may take.
-inline constexpr std::size_t kMaxTaskOperands = 32;
+// The most tensor operands, and separately the most scalar operands, one task may take. The
+// tensor limit is the public one (RRT_KERNEL_MAX_TENSORS, which a kernel's 64-bit `writes` mask
+// also bounds). Callable (what prepares) and KernelRegistry (what a kernel may declare) hold
+// the same limits; static_asserts in their sources keep them equal.
+inline constexpr std::size_t kMaxTaskTensors = RRT_KERNEL_MAX_TENSORS;
+inline constexpr std::size_t kMaxTaskScalars = RRT_KERNEL_MAX_SCALARS;
 
 // A task's resolved operands. Only the first num_tensors entries of `addresses` and `sizes`
 // and the first num_scalars entries of `scalars` are written and meaningful; the arrays are
@@ -25,13 +29,13 @@ inline constexpr std::size_t kMaxTaskOperands = 32;
 struct ResolvedOperands {
   std::uint32_t num_tensors = 0;
   std::uint32_t num_scalars = 0;
-  std::array<void *, kMaxTaskOperands> addresses;
-  std::array<std::uint64_t, kMaxTaskOperands> sizes;
-  std::array<std::uint64_t, kMaxTaskOperands> scalars;
+  std::array<void *, kMaxTaskTensors> addresses;
+  std::array<std::uint64_t, kMaxTaskTensors> sizes;
+  std::array<std::uint64_t, kMaxTaskScalars> scalars;
   // Resolution without a reader: the device values the task's work reads itself, at most one
   // per operand (the first num_device_operands entries).
   std::uint32_t num_device_operands = 0;
-  std::array<rrt_device_operand_t, 2 * kMaxTaskOperands> device_operands;
+  std::array<rrt_device_operand_t, kMaxTaskTensors + kMaxTaskScalars> device_operands;
   // Written only with OperandError::kViewOffsetOutOfRange: the tensor operand, its view
   // record, the device value read and the view's offset_value_max.
   std::uint32_t failed_operand = 0;
@@ -46,7 +50,7 @@ struct ResolvedOperands {
 // Why an image's operand records could not be resolved.
 enum class OperandError {
   kNone,
-  kTooManyOperands,       // more than kMaxTaskOperands tensors or scalars
+  kTooManyOperands,       // more than kMaxTaskTensors tensors or kMaxTaskScalars scalars
   kRangeOutsideImage,     // [first_operand, first_operand + count) is not inside the operands
   kWrongKindForPosition,  // a scalar record among the tensors, or a tensor record among the scalars
   kParamOutOfRange,       // a kParam index at or past the payload's tensors

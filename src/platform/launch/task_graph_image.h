@@ -106,6 +106,16 @@ struct DeviceValueRecord {
   std::uint32_t reserved;
 };
 
+// Why the first failed task of an invocation failed (SchedulerStateHeader::failure). The cause
+// travels beside the kernel's result code, so every int a kernel returns stays its own.
+enum class TaskFailure : std::uint32_t {
+  kNone = 0,                  // no task failed
+  kKernelReturned = 1,        // the kernel returned failed_code, which is nonzero
+  kKernelThrew = 2,           // the kernel threw; failed_code is 0
+  kViewOffsetOutOfRange = 3,  // a view's device-resident offset was out of range; the task did
+                              // not run and failed_code is 0
+};
+
 // The device scheduler's working state, followed by two arrays of num_tasks 32-bit words:
 // remaining predecessor counts, then the ready queue. The executor resets it at the start of
 // every invocation (from the image, or by copying a host-built seed of the same layout).
@@ -113,7 +123,7 @@ struct SchedulerStateHeader {
   std::uint32_t next_push;
   std::uint32_t next_pop;
   std::uint32_t completed;
-  std::uint32_t failed;
+  std::uint32_t failure;  // a TaskFailure: set once, by the first task that fails
   std::int32_t failed_task;
   std::int32_t failed_code;
   std::uint64_t generation;  // a seed's callable generation, checked against the image's
@@ -195,7 +205,7 @@ static_assert(sizeof(SchedulerStateHeader) == 32);
 static_assert(offsetof(SchedulerStateHeader, next_push) == 0);
 static_assert(offsetof(SchedulerStateHeader, next_pop) == 4);
 static_assert(offsetof(SchedulerStateHeader, completed) == 8);
-static_assert(offsetof(SchedulerStateHeader, failed) == 12);
+static_assert(offsetof(SchedulerStateHeader, failure) == 12);
 static_assert(offsetof(SchedulerStateHeader, failed_task) == 16);
 static_assert(offsetof(SchedulerStateHeader, failed_code) == 20);
 static_assert(offsetof(SchedulerStateHeader, generation) == 24);

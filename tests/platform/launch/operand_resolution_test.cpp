@@ -64,10 +64,37 @@ TEST_F(OperandResolutionTest, ARangeThatWrapsAroundIsOutsideTheImage) {
 }
 
 TEST_F(OperandResolutionTest, TooManyOperandsAreRefused) {
-  const std::vector<OperandRecord> operands(kMaxTaskOperands + 1,
-                                            record(ImageOperandKind::kParam, 0));
-  EXPECT_EQ(resolve_task_operands(task_over(0, kMaxTaskOperands + 1, 0), operands, payload_, &out_),
+  const std::vector<OperandRecord> tensors(kMaxTaskTensors + 1,
+                                           record(ImageOperandKind::kParam, 0));
+  EXPECT_EQ(resolve_task_operands(task_over(0, kMaxTaskTensors + 1, 0), tensors, payload_, &out_),
             OperandError::kTooManyOperands);
+  const std::vector<OperandRecord> scalars(kMaxTaskScalars + 1,
+                                           record(ImageOperandKind::kImmediate, 0, 5));
+  EXPECT_EQ(resolve_task_operands(task_over(0, 0, kMaxTaskScalars + 1), scalars, payload_, &out_),
+            OperandError::kTooManyOperands);
+}
+
+TEST_F(OperandResolutionTest, ATaskAtBothLimitsResolvesEveryOperand) {
+  std::vector<OperandRecord> operands;
+  for (std::uint32_t i = 0; i < kMaxTaskTensors; ++i) {
+    operands.push_back(record(ImageOperandKind::kBaked, 0, 0x10000 + 0x100 * i, 8 + i));
+  }
+  for (std::uint32_t i = 0; i < kMaxTaskScalars; ++i) {
+    operands.push_back(record(ImageOperandKind::kImmediate, 0, 1000 + i));
+  }
+  ASSERT_EQ(resolve_task_operands(task_over(0, kMaxTaskTensors, kMaxTaskScalars), operands,
+                                  payload_, &out_),
+            OperandError::kNone);
+  const rrt_kernel_args_t args = out_.args();
+  ASSERT_EQ(args.num_tensors, kMaxTaskTensors);
+  ASSERT_EQ(args.num_scalars, kMaxTaskScalars);
+  for (std::uint32_t i = 0; i < kMaxTaskTensors; ++i) {
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(args.tensors[i]), 0x10000U + 0x100U * i);
+    EXPECT_EQ(args.tensor_bytes[i], 8U + i);
+  }
+  for (std::uint32_t i = 0; i < kMaxTaskScalars; ++i) {
+    EXPECT_EQ(args.scalars[i], 1000U + i);
+  }
 }
 
 TEST_F(OperandResolutionTest, PayloadIndicesAreCheckedAgainstThePayload) {

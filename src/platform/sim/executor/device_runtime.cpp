@@ -4,7 +4,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <limits>
 #include <thread>
 #include <vector>
 
@@ -25,11 +24,6 @@ namespace {
 // reset underneath this one) leaves a slot empty this long.
 constexpr std::chrono::seconds kSlotFillLimit{10};
 
-// The failure code of a task whose kernel threw.
-constexpr int kKernelThrew = std::numeric_limits<int>::min();
-// The failure code of a task whose view offset device value was out of range (not run).
-constexpr int kViewOffsetOutOfRange = std::numeric_limits<int>::min() + 1;
-
 // Device memory is host-accessible on the simulator.
 void read_sim_memory(const void *address, void *out, std::size_t bytes) {
   std::memcpy(out, address, bytes);
@@ -49,12 +43,26 @@ std::uint64_t now_ns() {
                                         .count());
 }
 
+// How one task ended: its kernel's result code (`code`, 0 on success) when `cause` is kNone or
+// kKernelReturned, otherwise why it failed without one.
+struct TaskOutcome {
+  TaskFailure cause = TaskFailure::kNone;
+  int code = 0;
+
+  bool failed() const noexcept { return cause != TaskFailure::kNone; }
+};
+
+// The outcome of a kernel that ran and returned `code`.
+TaskOutcome returned(int code) noexcept {
+  return TaskOutcome{code != 0 ? TaskFailure::kKernelReturned : TaskFailure::kNone, code};
+}
+
 // Runs one kernel. Kernels must not throw; one that does fails its task with kKernelThrew.
-int call_kernel(const KernelEntry &kernel, const rrt_kernel_args_t &args) noexcept {
+TaskOutcome call_kernel(const KernelEntry &kernel, const rrt_kernel_args_t &args) noexcept {
   try {
-    return kernel.host_fn(&args, kernel.user);
+    return returned(kernel.host_fn(&args, kernel.user));
   } catch (...) {
-    return kKernelThrew;
+    return TaskOutcome{TaskFailure::kKernelThrew, 0};
   }
 }
 
@@ -146,13 +154,14 @@ struct Execution {
     return task;
   }
 
-  // The kernel's result code, or 0 after stopping the execution for an inconsistent task, or
-  // kViewOffsetOutOfRange (with *offset written) when a view's offset is out of range.
-  int run_task(std::uint32_t t, unsigned worker, OffsetFailure *offset) {
+  // How the task ended: the kernel's outcome; a success after stopping the execution for an
+  // inconsistent task; kViewOffsetOutOfRange (with *offset written) when a view's offset is out
+  // of range.
+  TaskOutcome run_task(std::uint32_t t, unsigned worker, OffsetFailure *offset) {
     const TaskRecord &task = tasks[t];
     if (!kernels->contains(task.kernel_id) || kernels->entry(task.kernel_id).host_fn == nullptr) {
       stop(Inconsistency::kUnknownKernel, t, static_cast<std::uint32_t>(task.kernel_id));
-      return 0;
+      return TaskOutcome{};
     }
     ResolvedOperands resolved;
     const OperandError error =
@@ -161,20 +170,20 @@ struct Execution {
     if (error == OperandError::kViewOffsetOutOfRange) {
       *offset = OffsetFailure{resolved.failed_operand, resolved.failed_view, resolved.failed_value,
                               resolved.failed_max};
-      return kViewOffsetOutOfRange;
+      return TaskOutcome{TaskFailure::kViewOffsetOutOfRange, 0};
     }
     if (error != OperandError::kNone) {
       stop(Inconsistency::kOperands, t, task.first_operand, error);
-      return 0;
+      return TaskOutcome{};
     }
     const KernelEntry &kernel = kernels->entry(task.kernel_id);
     const rrt_kernel_args_t args = resolved.args();
     const std::uint64_t start = timings != nullptr ? now_ns() : 0;
-    const int code = call_kernel(kernel, args);
+    const TaskOutcome outcome = call_kernel(kernel, args);
     if (timings != nullptr) {
       timings[t] = TaskTiming{start, now_ns(), t, worker};
     }
-    return code;
+    return outcome;
   }
 
   // Counts down `t`'s successors and pushes those that became ready. False (having stopped
@@ -213,7 +222,7 @@ struct Execution {
     std::atomic_ref<std::uint32_t> next_pop(state->next_pop);
     std::atomic_ref<std::uint32_t> next_push(state->next_push);
     std::atomic_ref<std::uint32_t> completed(state->completed);
-    std::atomic_ref<std::uint32_t> failed(state->failed);
+    std::atomic_ref<std::uint32_t> failure(state->failure);
     const auto finished_or_stalled = [&] {
       // completed is read before next_push: when both agree, every task ever pushed had
       // completed when completed was read, so no running task is left to push another.
@@ -265,14 +274,16 @@ struct Execution {
         stop(Inconsistency::kTaskIndex, slot, t);
         return;
       }
-      if (failed.load(std::memory_order_acquire) == 0) {
+      if (failure.load(std::memory_order_acquire) ==
+          static_cast<std::uint32_t>(TaskFailure::kNone)) {
         OffsetFailure offset;
-        const int code = run_task(t, worker, &offset);
-        if (code != 0) {
-          std::uint32_t expected = 0;
-          if (failed.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+        const TaskOutcome outcome = run_task(t, worker, &offset);
+        if (outcome.failed()) {
+          std::uint32_t expected = static_cast<std::uint32_t>(TaskFailure::kNone);
+          if (failure.compare_exchange_strong(expected, static_cast<std::uint32_t>(outcome.cause),
+                                              std::memory_order_acq_rel)) {
             state->failed_task = static_cast<std::int32_t>(t);
-            state->failed_code = code;
+            state->failed_code = outcome.code;
             offset_failure = offset;
           }
         }
@@ -347,11 +358,12 @@ Status device_failure(std::string message) {
 // completed or failed, at most num_tasks ready task indices, and the rest of the queue empty.
 Status check_seed(const SchedulerStateHeader &seed, const std::uint32_t *ready,
                   std::uint32_t num_tasks, const void *address) {
-  if (seed.next_push > num_tasks || seed.next_pop != 0 || seed.completed != 0 || seed.failed != 0) {
+  if (seed.next_push > num_tasks || seed.next_pop != 0 || seed.completed != 0 ||
+      seed.failure != static_cast<std::uint32_t>(TaskFailure::kNone)) {
     return device_failure(format(
-        "the scheduler seed at %p is inconsistent: %u ready, %u taken, %u completed, failed %u "
+        "the scheduler seed at %p is inconsistent: %u ready, %u taken, %u completed, failure %u "
         "for %u tasks",
-        address, seed.next_push, seed.next_pop, seed.completed, seed.failed, num_tasks));
+        address, seed.next_push, seed.next_pop, seed.completed, seed.failure, num_tasks));
   }
   for (std::uint32_t slot = 0; slot < num_tasks; ++slot) {
     const bool filled = slot < seed.next_push;
@@ -523,13 +535,20 @@ Status DeviceRuntime::execute(const std::byte *invocation, std::size_t bytes) {
   if (run.stopped.load(std::memory_order_acquire)) {
     return run.inconsistency_status();
   }
-  if (run.state->failed != 0) {
-    const std::int32_t task = run.state->failed_task;
-    const std::int32_t kernel_id =
-        task >= 0 && static_cast<std::uint32_t>(task) < num_tasks ? run.tasks[task].kernel_id : -1;
-    const char *name =
-        kernels_.contains(kernel_id) ? kernels_.entry(kernel_id).name.c_str() : "<unknown>";
-    if (run.state->failed_code == kViewOffsetOutOfRange) {
+  const auto failure = static_cast<TaskFailure>(run.state->failure);
+  if (failure == TaskFailure::kNone) {
+    return Status::ok();
+  }
+  const std::int32_t task = run.state->failed_task;
+  const std::int32_t kernel_id =
+      task >= 0 && static_cast<std::uint32_t>(task) < num_tasks ? run.tasks[task].kernel_id : -1;
+  const char *name =
+      kernels_.contains(kernel_id) ? kernels_.entry(kernel_id).name.c_str() : "<unknown>";
+  switch (failure) {
+    case TaskFailure::kNone:
+    case TaskFailure::kKernelReturned:
+      break;
+    case TaskFailure::kViewOffsetOutOfRange: {
       const OffsetFailure &offset = run.offset_failure;
       return device_failure(format(
           "callable %d task %d (kernel '%s'): tensor operand %u (view %u) reads its offset from a "
@@ -537,14 +556,12 @@ Status DeviceRuntime::execute(const std::byte *invocation, std::size_t bytes) {
           image->callable_id, task, name, offset.operand, offset.view,
           static_cast<long long>(offset.value), static_cast<unsigned long long>(offset.max)));
     }
-    if (run.state->failed_code == kKernelThrew) {
+    case TaskFailure::kKernelThrew:
       return device_failure(format("callable %d task %d (kernel '%s') threw an exception",
                                    image->callable_id, task, name));
-    }
-    return device_failure(format("callable %d task %d (kernel '%s') failed with code %d",
-                                 image->callable_id, task, name, run.state->failed_code));
   }
-  return Status::ok();
+  return device_failure(format("callable %d task %d (kernel '%s') failed with code %d",
+                               image->callable_id, task, name, run.state->failed_code));
 }
 
 }  // namespace replayrt::sim
