@@ -54,7 +54,15 @@
 extern "C" {
 #endif
 
-#define RRT_ABI_VERSION 1
+/* ABI version. The major version changes only when the ABI breaks; it is 1 for every
+   version this header describes. The minor version counts additions: appended struct fields
+   (read only from a caller whose struct_size covers them), new calls and new values; fields are
+   never reordered and pinned values never change. "ABI version 1.N" in this header marks what
+   minor version N added. A caller tests what it compiled against with these macros and what
+   it runs against with rrt_abi_version. RRT_ABI_VERSION is the major version. */
+#define RRT_ABI_VERSION_MAJOR 1
+#define RRT_ABI_VERSION_MINOR 3
+#define RRT_ABI_VERSION RRT_ABI_VERSION_MAJOR
 typedef int32_t rrt_status_t;
 
 typedef struct rrt_context_s *rrt_context_t;
@@ -84,6 +92,11 @@ enum {
 /* The enumerator's name ("RRT_OK", "RRT_ERR_INTERNAL", ...). Never NULL: "RRT_ERR_UNKNOWN" for
    a value outside the table. The string is static. */
 RRT_API const char *rrt_status_name(rrt_status_t status);
+/* Appended (ABI version 1.3): writes the ABI version the loaded library implements (its
+   RRT_ABI_VERSION_MAJOR and RRT_ABI_VERSION_MINOR). A caller compiled against minor version N
+   may use what N added when *major equals its RRT_ABI_VERSION_MAJOR and *minor >= N.
+   RRT_ERR_INVALID_ARGUMENT when either pointer is null, with nothing written. */
+RRT_API rrt_status_t rrt_abi_version(uint32_t *major, uint32_t *minor);
 
 /* The places where runtime-time growth could re-base a device address. In a kernel-mode
    context each one refuses growth of a published buffer; the refusal names it. */
@@ -99,6 +112,8 @@ typedef enum rrt_growth_point {
   RRT_GROWTH_LAUNCH_ALLOCATION = 7   /* G8: any device allocation while a launch is encoded */
 } rrt_growth_point_t;
 
+/* The growth points there are: the length of the per-growth-point arrays in rrt_stats_t.
+   Pinned: a new growth point would be a new major version. */
 #define RRT_GROWTH_POINT_COUNT 8
 
 typedef struct rrt_error_detail {
@@ -773,8 +788,8 @@ typedef struct rrt_stats {
   uint64_t device_alloc_calls, device_free_calls; /* by the runtime; caller allocations excluded */
   uint64_t live_bytes, peak_bytes;
   uint64_t launches, replays, stale_address_refusals;
-  uint64_t refusals[8];          /* indexed by rrt_growth_point_t */
-  rrt_region_stats_t regions[8]; /* indexed by rrt_growth_point_t */
+  uint64_t refusals[RRT_GROWTH_POINT_COUNT];          /* indexed by rrt_growth_point_t */
+  rrt_region_stats_t regions[RRT_GROWTH_POINT_COUNT]; /* indexed by rrt_growth_point_t */
 } rrt_stats_t;
 /* Counters never decrease, except live_bytes. */
 RRT_API rrt_status_t rrt_context_stats(rrt_context_t ctx, rrt_stats_t *out);

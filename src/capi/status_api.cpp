@@ -1,5 +1,7 @@
-// rrt_status_name: the names of the error table.
+// The library-wide queries: the names of the error table and the ABI version.
 #include <replayrt/replayrt.h>
+
+#include "capi/api_guard.h"
 
 extern "C" {
 
@@ -32,6 +34,16 @@ RRT_API const char *rrt_status_name(rrt_status_t status) {
     default:
       return "RRT_ERR_UNKNOWN";
   }
+}
+
+RRT_API rrt_status_t rrt_abi_version(uint32_t *major, uint32_t *minor) {
+  return replayrt::capi::guarded("rrt_abi_version", [&]() -> replayrt::Status {
+    RRT_RETURN_IF_ERROR(replayrt::capi::require_non_null(major, "major"));
+    RRT_RETURN_IF_ERROR(replayrt::capi::require_non_null(minor, "minor"));
+    *major = RRT_ABI_VERSION_MAJOR;
+    *minor = RRT_ABI_VERSION_MINOR;
+    return replayrt::Status::ok();
+  });
 }
 
 }  // extern "C"

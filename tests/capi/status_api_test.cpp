@@ -1,4 +1,5 @@
 // The error table of the public header: values pinned, names complete.
+#include <cstdint>
 #include <string>
 
 #include <replayrt/replayrt.h>
@@ -33,6 +34,35 @@ TEST(StatusApiTest, ValuesArePinned) {
     EXPECT_EQ(entry.code, entry.value) << entry.name;
   }
   EXPECT_EQ(RRT_ABI_VERSION, 1);
+  EXPECT_EQ(RRT_ABI_VERSION_MAJOR, 1);
+  EXPECT_EQ(RRT_ABI_VERSION_MINOR, 3);
+  EXPECT_EQ(RRT_GROWTH_POINT_COUNT, 8);
+  EXPECT_EQ(sizeof(rrt_stats_t::refusals), 8 * sizeof(uint64_t));
+}
+
+// The compile-time test a caller makes for what a minor version added.
+#if RRT_ABI_VERSION_MAJOR != 1 || RRT_ABI_VERSION_MINOR < 3
+#error "this suite needs the ABI version 1.3 header"
+#endif
+
+TEST(StatusApiTest, TheLibraryReportsTheVersionOfItsHeader) {
+  std::uint32_t major = 0;
+  std::uint32_t minor = 0;
+  ASSERT_EQ(rrt_abi_version(&major, &minor), RRT_OK);
+  EXPECT_EQ(major, static_cast<std::uint32_t>(RRT_ABI_VERSION_MAJOR));
+  EXPECT_EQ(minor, static_cast<std::uint32_t>(RRT_ABI_VERSION_MINOR));
+}
+
+TEST(StatusApiTest, TheVersionQueryRefusesNullOutputsAndWritesNothing) {
+  std::uint32_t major = 77;
+  std::uint32_t minor = 77;
+  EXPECT_EQ(rrt_abi_version(nullptr, &minor), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(minor, 77u);
+  EXPECT_EQ(rrt_abi_version(&major, nullptr), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(major, 77u);
+  rrt_error_detail_t detail{};
+  EXPECT_EQ(rrt_last_error(&detail), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(detail.message), "rrt_abi_version: minor is null");
 }
 
 TEST(StatusApiTest, EveryCodeHasItsName) {
