@@ -83,7 +83,9 @@ class BenchHost final : public replayrt::BlockHost {
     *out = ptr;
     return replayrt::Status::ok();
   }
-  bool free(void *ptr) noexcept override { return device_.free(ptr).is_ok(); }
+  bool free(void *ptr, std::size_t /*bytes*/) noexcept override {
+    return device_.free(ptr).is_ok();
+  }
   replayrt::Status zero(void *ptr, std::size_t bytes) noexcept override {
     return device_.memset(ptr, 0, bytes);
   }

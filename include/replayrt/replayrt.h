@@ -736,6 +736,12 @@ RRT_API rrt_status_t rrt_run(rrt_context_t ctx, int32_t callable_id, const rrt_r
    no free, no synchronization, and (CUDA) no read of device memory. HOST tensors are staged
    with copies on that stream (captured with it). A run that needs more than the frozen plan is
    refused (RRT_ERR_INTERNAL, detail names the growth point) and changes nothing.
+   Enqueueing is the launch's last step and the one that can fail after the launch has
+   reached the stream (a stream that refuses an operation, a CUDA launch error): outside a
+   capture, what was enqueued before the failure stays queued and runs or fails on the stream
+   like any work (no runtime buffer was resized, so nothing published changed); inside a
+   capture the capture is spoiled (see rrt_stream_end_capture). rrt_run_launch and
+   rrt_graph_replay behave the same way.
    On CUDA the callable's tasks are native work on the caller's stream: outside a capture in
    program order; while the stream is captured (by rrt_stream_begin_capture or by the stream's
    owner) each task depends on exactly the tasks it depends on in the callable, so independent
@@ -777,7 +783,7 @@ RRT_API rrt_status_t rrt_context_profile(rrt_context_t ctx, rrt_task_timing_t *o
 
 /* Per growth point, summed over both pipeline slots and arena banks. */
 typedef struct rrt_region_stats {
-  uint64_t capacity_bytes; /* bytes the buffers hold now */
+  uint64_t capacity_bytes; /* bytes the buffers hold now: what the runtime asked the device for */
   uint64_t used_bytes;     /* bytes the most recent request needed (kernel-mode runtime_pool:
                               bytes taken by resident images and seeds) */
   uint64_t base_changes;   /* published buffers moved or released, teardown excluded; 0 for
@@ -791,7 +797,15 @@ typedef struct rrt_stats {
   uint64_t refusals[RRT_GROWTH_POINT_COUNT];          /* indexed by rrt_growth_point_t */
   rrt_region_stats_t regions[RRT_GROWTH_POINT_COUNT]; /* indexed by rrt_growth_point_t */
 } rrt_stats_t;
-/* Counters never decrease, except live_bytes. */
+/* Counters never decrease, except live_bytes. The bytes add up: live_bytes is the sum of
+   regions[].capacity_bytes whenever no call of the context is in progress (a call that moves a
+   buffer holds the new one beside the old one until it returns; peak_bytes counts that), and
+   after rrt_kernel_init each region's capacity_bytes is its field of the committed plan
+   (gm_heap_bytes, gm_sm_bytes, runtime_pool_bytes, retained_staging_bytes,
+   graph_definition_bytes, host_staging_bytes) until a first allocation fills an empty one.
+   Both count the bytes the runtime asked for: a device may round each allocation up (the
+   simulator to 1024 bytes), which neither counts, and caller memory (rrt_device_alloc) is in
+   neither. */
 RRT_API rrt_status_t rrt_context_stats(rrt_context_t ctx, rrt_stats_t *out);
 
 #ifdef __cplusplus

@@ -1,7 +1,6 @@
 #include "context/device_context.h"
 
 #include <algorithm>
-#include <optional>
 
 #include "common/align.h"
 #include "common/format.h"
@@ -145,11 +144,9 @@ Status DeviceContext::allocate(const GuardedBlock &block, std::size_t bytes, voi
                  "changed",
                  bytes, growth_point_name(block.point()), allocated.message().c_str()));
     }
-    const auto info = device_.find_allocation(ptr);
-    const std::uint64_t size = info ? info->size : bytes;
     counters_.device_alloc_calls.fetch_add(1, std::memory_order_relaxed);
     const std::uint64_t live =
-        counters_.live_bytes.fetch_add(size, std::memory_order_relaxed) + size;
+        counters_.live_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
     raise_peak(counters_.peak_bytes, live);
     *out = ptr;
     return Status::ok();
@@ -158,11 +155,9 @@ Status DeviceContext::allocate(const GuardedBlock &block, std::size_t bytes, voi
   }
 }
 
-bool DeviceContext::free(void *ptr) noexcept {
+bool DeviceContext::free(void *ptr, std::size_t bytes) noexcept {
   bool freed = false;
-  std::optional<AllocationInfo> info;
   try {
-    info = device_.find_allocation(ptr);
     freed = device_.free(ptr).is_ok();
   } catch (...) {
     freed = false;
@@ -172,9 +167,7 @@ bool DeviceContext::free(void *ptr) noexcept {
     return false;
   }
   counters_.device_free_calls.fetch_add(1, std::memory_order_relaxed);
-  if (info) {
-    counters_.live_bytes.fetch_sub(info->size, std::memory_order_relaxed);
-  }
+  counters_.live_bytes.fetch_sub(bytes, std::memory_order_relaxed);
   return true;
 }
 
@@ -412,7 +405,6 @@ RegionStats DeviceContext::region_stats(GrowthPoint point) const {
     }
   }
   if (point == GrowthPoint::kDfxCollectors) {
-    stats.capacity = profiling_collectors_.pool_bytes();
     stats.used = stats.capacity;
     stats.base_changes = profiling_collectors_.timing_block().base_changes();
   }

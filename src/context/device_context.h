@@ -25,7 +25,10 @@
 
 namespace replayrt {
 
-// Monotonic counters; every field is updated atomically and read without a lock.
+// Monotonic counters, except live_bytes: the bytes the context's blocks asked for and hold
+// now (a device may round each allocation up; that is not counted), so it is the sum of the
+// regions' capacities outside a transaction. Every field is updated atomically and read
+// without a lock.
 struct ContextCounters {
   std::atomic<std::uint64_t> device_alloc_calls{0};
   std::atomic<std::uint64_t> device_free_calls{0};
@@ -103,7 +106,7 @@ class DeviceContext final : public BlockHost {
   // BlockHost.
   GrowthContext growth_context() const noexcept override;
   Status allocate(const GuardedBlock &block, std::size_t bytes, void **out) noexcept override;
-  bool free(void *ptr) noexcept override;
+  bool free(void *ptr, std::size_t bytes) noexcept override;
   Status zero(void *ptr, std::size_t bytes) noexcept override;
   void count_refusal(GrowthPoint point) noexcept override;
 

@@ -64,6 +64,7 @@ void GuardedBlock::publish() noexcept {
     if (base_ != nullptr) {
       ++base_changes_;
       superseded_ = base_;
+      superseded_bytes_ = capacity_;
     }
     base_ = staged_;
     capacity_ = planned_bytes_;
@@ -77,11 +78,11 @@ void GuardedBlock::publish() noexcept {
 }
 
 void GuardedBlock::free_superseded() noexcept {
-  free_backing(superseded_);
+  free_backing(superseded_, superseded_bytes_);
 }
 
 void GuardedBlock::abort() noexcept {
-  free_backing(staged_);
+  free_backing(staged_, planned_bytes_);
   planned_ = GrowthDecision::kKeep;
   planned_bytes_ = 0;
 }
@@ -98,11 +99,11 @@ Status GuardedBlock::reserve(std::uint64_t required) {
   return Status::ok();
 }
 
-void GuardedBlock::free_backing(void *&backing) noexcept {
+void GuardedBlock::free_backing(void *&backing, std::uint64_t bytes) noexcept {
   if (backing == nullptr) {
     return;
   }
-  if (host_.free(backing)) {
+  if (host_.free(backing, static_cast<std::size_t>(bytes))) {
     ++frees_;
   } else {
     ++failed_frees_;
@@ -113,7 +114,7 @@ void GuardedBlock::free_backing(void *&backing) noexcept {
 void GuardedBlock::release() noexcept {
   abort();
   free_superseded();
-  free_backing(base_);
+  free_backing(base_, capacity_);
   capacity_ = 0;
   requested_ = 0;
 }

@@ -31,8 +31,9 @@ class BlockHost {
   // cannot; a host may also refuse (a capacity refusal) an allocation its own rules forbid.
   // Writes *out only on success.
   virtual Status allocate(const GuardedBlock &block, std::size_t bytes, void **out) noexcept = 0;
-  // Frees a backing this host allocated; false when the device rejected the free.
-  virtual bool free(void *ptr) noexcept = 0;
+  // Frees a backing of `bytes` bytes (what allocate() was asked for) that this host allocated;
+  // false when the device rejected the free.
+  virtual bool free(void *ptr, std::size_t bytes) noexcept = 0;
   // Sets `bytes` of device memory at `ptr` to zero, synchronously.
   virtual Status zero(void *ptr, std::size_t bytes) noexcept = 0;
   virtual void count_refusal(GrowthPoint point) noexcept = 0;
@@ -112,7 +113,7 @@ class GuardedBlock {
 
  private:
   GrowthRequest request_for(std::uint64_t required) const noexcept;
-  void free_backing(void *&backing) noexcept;
+  void free_backing(void *&backing, std::uint64_t bytes) noexcept;
 
   BlockHost &host_;
   GrowthPoint point_;
@@ -123,6 +124,7 @@ class GuardedBlock {
   std::uint64_t planned_bytes_ = 0;
   void *staged_ = nullptr;
   void *superseded_ = nullptr;
+  std::uint64_t superseded_bytes_ = 0;
   std::uint64_t allocations_ = 0;
   std::uint64_t frees_ = 0;
   std::uint64_t failed_frees_ = 0;

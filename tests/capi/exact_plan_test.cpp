@@ -197,6 +197,62 @@ TEST(CallerMemoryTest, CallerAllocationsStayAllowedAfterKernelInitAndLeaveTheRun
   }
 }
 
+// The statistics add up: live_bytes is the sum of the regions' capacities, and after kernel
+// init each planned region holds exactly its plan field, none of them a multiple of the
+// simulator's 1024-byte allocation granularity here.
+TEST(StatisticsTest, LiveBytesAreTheRegionsAndTheRegionsAreThePlan) {
+  CopyCallable device_build(RRT_PARAM_SPACE_HOST, RRT_PARAM_SPACE_HOST, RRT_BIND_DEVICE_BUILD, 2);
+  CopyCallable host_build(RRT_PARAM_SPACE_HOST, RRT_PARAM_SPACE_HOST, RRT_BIND_HOST_BUILD, 1);
+  const rrt_callable_desc_t *descs[] = {device_build.desc(), host_build.desc()};
+  rrt_kernel_config_t config{};
+  config.struct_size = sizeof config;
+  ASSERT_EQ(rrt_kernel_config_fit(descs, 2, &config), RRT_OK);
+  const rrt_capacity_plan_t &plan = config.capacity;
+  rrt_context_t ctx = make_context(true);
+  ASSERT_EQ(rrt_kernel_init(ctx, &config), RRT_OK) << last_message();
+  const auto sum_of_regions = [](const rrt_stats_t &stats) {
+    std::uint64_t sum = 0;
+    for (const rrt_region_stats_t &region : stats.regions) {
+      sum += region.capacity_bytes;
+    }
+    return sum;
+  };
+  const rrt_stats_t initialized = stats_of(ctx);
+  EXPECT_EQ(initialized.live_bytes, sum_of_regions(initialized));
+  const std::uint64_t planned[][2] = {{RRT_GROWTH_ARENA_GM_HEAP, plan.gm_heap_bytes},
+                                      {RRT_GROWTH_ARENA_GM_SM, plan.gm_sm_bytes},
+                                      {RRT_GROWTH_ARENA_RUNTIME_POOL, plan.runtime_pool_bytes},
+                                      {RRT_GROWTH_RETAINED_STAGING, plan.retained_staging_bytes},
+                                      {RRT_GROWTH_GRAPH_DEFINITION, plan.graph_definition_bytes},
+                                      {RRT_GROWTH_HOST_STAGING, plan.host_staging_bytes}};
+  bool a_size_is_not_rounded = false;
+  for (const auto &[point, bytes] : planned) {
+    EXPECT_EQ(initialized.regions[point].capacity_bytes, bytes) << "growth point " << point;
+    a_size_is_not_rounded = a_size_is_not_rounded || bytes % 1024 != 0;
+  }
+  EXPECT_TRUE(a_size_is_not_rounded) << "the plan cannot tell asked-for bytes from rounded ones";
+  EXPECT_GT(initialized.regions[RRT_GROWTH_DFX_COLLECTORS].capacity_bytes, 0u);
+
+  std::vector<float> in(kN, 1.0F);
+  std::vector<float> out(kN, 0.0F);
+  const rrt_tensor_arg_t tensors[2] = {{in.data(), kBytes, RRT_SPACE_HOST},
+                                       {out.data(), kBytes, RRT_SPACE_HOST}};
+  const rrt_run_args_t args = run_args(tensors);
+  rrt_stream_t stream = nullptr;
+  ASSERT_EQ(rrt_stream_create(ctx, &stream), RRT_OK);
+  for (const rrt_callable_desc_t *desc : descs) {
+    std::int32_t id = -1;
+    ASSERT_EQ(rrt_callable_prepare(ctx, desc, &id), RRT_OK) << last_message();
+    ASSERT_EQ(rrt_kernel_launch(ctx, id, &args, stream), RRT_OK) << last_message();
+    ASSERT_EQ(rrt_stream_synchronize(stream), RRT_OK);
+    const rrt_stats_t after = stats_of(ctx);
+    EXPECT_EQ(after.live_bytes, sum_of_regions(after));
+    EXPECT_EQ(after.live_bytes, initialized.live_bytes) << "kernel mode allocated after init";
+  }
+  EXPECT_EQ(rrt_stream_destroy(stream), RRT_OK);
+  EXPECT_EQ(rrt_context_destroy(ctx), RRT_OK);
+}
+
 TEST(ParamSpaceTest, OnlyHostAndAnyParamsAreStaged) {
   CopyCallable any(RRT_PARAM_SPACE_ANY, RRT_PARAM_SPACE_ANY);
   CopyCallable host_in(RRT_PARAM_SPACE_HOST, RRT_PARAM_SPACE_DEVICE);

@@ -144,7 +144,7 @@ TEST_F(DeviceContextTest, AfterKernelInitTheAllocatorRefusesWhatIsNotAFirstAlloc
   EXPECT_EQ(rig.counters().allocation_calls, before.allocation_calls);
   EXPECT_EQ(context.counters().refusals[RRT_GROWTH_LAUNCH_ALLOCATION].load(), 2u);
   ASSERT_TRUE(context.allocate(*empty, 4096, &ptr).is_ok());
-  EXPECT_TRUE(context.free(ptr));
+  EXPECT_TRUE(context.free(ptr, 4096));
 }
 
 TEST_F(DeviceContextTest, TheBankImageIsInvalidatedExactlyWhenItsBasesChange) {

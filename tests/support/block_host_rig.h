@@ -94,7 +94,7 @@ class BlockHostRig final : public BlockHost {
     return Status::ok();
   }
 
-  bool free(void *ptr) noexcept override {
+  bool free(void *ptr, std::size_t /*bytes*/) noexcept override {
     if (on_free_) {
       on_free_(ptr);
     }
