@@ -14,6 +14,47 @@ using replayrt::Status;
 using replayrt::capi::guarded;
 using replayrt::capi::require_non_null;
 
+namespace {
+
+// Checks `count` descs (a null array only when count is 0), naming descs[i] in a failure.
+Status validate_descs(const rrt_callable_desc_t *const *descs, uint32_t count,
+                      std::span<const rrt_callable_desc_t *const> *out) {
+  if (count != 0) {
+    RRT_RETURN_IF_ERROR(require_non_null(descs, "descs"));
+  }
+  const std::span<const rrt_callable_desc_t *const> all(descs, count);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    Status valid = replayrt::capi::validate_callable_desc(all[i]);
+    if (!valid.is_ok()) {
+      return std::move(valid).with_context(replayrt::format("descs[%zu]", i));
+    }
+  }
+  *out = all;
+  return Status::ok();
+}
+
+// rrt_kernel_config_fit, with a context's kernel table when `kernels` is set.
+Status fit_kernel_config(const rrt_callable_desc_t *const *descs, uint32_t count,
+                         const replayrt::KernelRegistry *kernels, rrt_kernel_config_t *config) {
+  RRT_RETURN_IF_ERROR(replayrt::capi::validate_kernel_config(config));
+  std::span<const rrt_callable_desc_t *const> all;
+  RRT_RETURN_IF_ERROR(validate_descs(descs, count, &all));
+  const bool has_task_capacity = replayrt::capi::has_field(
+      config->struct_size, offsetof(rrt_kernel_config_t, profiling_task_capacity),
+      sizeof config->profiling_task_capacity);
+  std::uint32_t tasks = has_task_capacity ? config->profiling_task_capacity : 0;
+  rrt_capacity_plan_t plan = config->capacity;
+  RRT_RETURN_IF_ERROR(
+      replayrt::fit_capacity_plan(all, replayrt::PlanFit::kSideBySide, &plan, &tasks, kernels));
+  config->capacity = plan;
+  if (has_task_capacity) {
+    config->profiling_task_capacity = tasks;
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 extern "C" {
 
 RRT_API rrt_status_t rrt_kernel_register(rrt_context_t ctx, const char *name, rrt_kernel_fn fn,
@@ -62,46 +103,24 @@ RRT_API rrt_status_t rrt_capacity_plan_fit_all(const rrt_callable_desc_t *const 
                                                uint32_t count, rrt_capacity_plan_t *plan) {
   return guarded("rrt_capacity_plan_fit_all", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_non_null(plan, "plan"));
-    if (count != 0) {
-      RRT_RETURN_IF_ERROR(require_non_null(descs, "descs"));
-    }
-    const std::span<const rrt_callable_desc_t *const> all(descs, count);
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      Status valid = replayrt::capi::validate_callable_desc(all[i]);
-      if (!valid.is_ok()) {
-        return std::move(valid).with_context(replayrt::format("descs[%zu]", i));
-      }
-    }
+    std::span<const rrt_callable_desc_t *const> all;
+    RRT_RETURN_IF_ERROR(validate_descs(descs, count, &all));
     return replayrt::fit_capacity_plan(all, replayrt::PlanFit::kSideBySide, plan);
   });
 }
 
 RRT_API rrt_status_t rrt_kernel_config_fit(const rrt_callable_desc_t *const *descs, uint32_t count,
                                            rrt_kernel_config_t *config) {
-  return guarded("rrt_kernel_config_fit", [&]() -> Status {
-    RRT_RETURN_IF_ERROR(replayrt::capi::validate_kernel_config(config));
-    if (count != 0) {
-      RRT_RETURN_IF_ERROR(require_non_null(descs, "descs"));
-    }
-    const std::span<const rrt_callable_desc_t *const> all(descs, count);
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      Status valid = replayrt::capi::validate_callable_desc(all[i]);
-      if (!valid.is_ok()) {
-        return std::move(valid).with_context(replayrt::format("descs[%zu]", i));
-      }
-    }
-    const bool has_task_capacity = replayrt::capi::has_field(
-        config->struct_size, offsetof(rrt_kernel_config_t, profiling_task_capacity),
-        sizeof config->profiling_task_capacity);
-    std::uint32_t tasks = has_task_capacity ? config->profiling_task_capacity : 0;
-    rrt_capacity_plan_t plan = config->capacity;
-    RRT_RETURN_IF_ERROR(
-        replayrt::fit_capacity_plan(all, replayrt::PlanFit::kSideBySide, &plan, &tasks));
-    config->capacity = plan;
-    if (has_task_capacity) {
-      config->profiling_task_capacity = tasks;
-    }
-    return Status::ok();
+  return guarded("rrt_kernel_config_fit",
+                 [&]() -> Status { return fit_kernel_config(descs, count, nullptr, config); });
+}
+
+RRT_API rrt_status_t rrt_context_kernel_config_fit(rrt_context_t ctx,
+                                                   const rrt_callable_desc_t *const *descs,
+                                                   uint32_t count, rrt_kernel_config_t *config) {
+  return guarded("rrt_context_kernel_config_fit", [&]() -> Status {
+    RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
+    return fit_kernel_config(descs, count, &ctx->engine->kernels(), config);
   });
 }
 

@@ -19,16 +19,20 @@ std::uint64_t resident_bytes(std::uint64_t bytes) {
 }  // namespace
 
 Status fit_capacity_plan(std::span<const rrt_callable_desc_t *const> descs, PlanFit fit,
-                         rrt_capacity_plan_t *plan, std::uint32_t *max_tasks) {
+                         rrt_capacity_plan_t *plan, std::uint32_t *max_tasks,
+                         const KernelRegistry *kernels) {
   static const KernelRegistry builtins({});
+  const KernelRegistry &table = kernels != nullptr ? *kernels : builtins;
+  const Callable::UnknownKernels unknown = kernels != nullptr
+                                               ? Callable::UnknownKernels::kReject
+                                               : Callable::UnknownKernels::kAsUserKernels;
   rrt_capacity_plan_t grown = *plan;
   std::uint32_t tasks = max_tasks != nullptr ? *max_tasks : 0;
   std::uint64_t pool = 0;
   std::uint64_t definitions = 0;
   for (std::size_t i = 0; i < descs.size(); ++i) {
     std::unique_ptr<const Callable> callable;
-    Status created =
-        Callable::create(*descs[i], builtins, &callable, Callable::UnknownKernels::kAsUserKernels);
+    Status created = Callable::create(*descs[i], table, &callable, unknown);
     if (!created.is_ok()) {
       return descs.size() == 1 ? created : std::move(created).with_context(format("descs[%zu]", i));
     }

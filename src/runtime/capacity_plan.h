@@ -7,6 +7,7 @@
 #include <replayrt/replayrt.h>
 
 #include "common/status.h"
+#include "platform/launch/kernel_registry.h"
 
 namespace replayrt {
 
@@ -15,13 +16,18 @@ enum class PlanFit {
   kSideBySide,   // resident regions (runtime images) add up, working regions take the max
 };
 
-// Grows *plan so a kernel-mode context can prepare and run the callables. Kernel ids are
-// checked against the built-in kernels; any other non-negative id counts as a user kernel
-// that declares nothing (as rrt_kernel_register's kernels are). Validation failures are
+// Grows *plan so a kernel-mode context can prepare and run the callables. With `kernels`
+// (a context's table), kernel ids are resolved there exactly as prepare resolves them, so
+// the plan holds what prepare will need; an unknown id is RRT_ERR_INVALID_ARGUMENT. Without,
+// ids are checked against the built-in kernels and any other non-negative id counts as a user
+// kernel that declares nothing (as rrt_kernel_register's kernels are): a kernel registered
+// with a descriptor may then need more (its declared reads order fewer tasks, which can
+// leave more dependency edges in the image). Validation failures are
 // RRT_ERR_INVALID_ARGUMENT and leave *plan unchanged. Staging is sized for the HOST and ANY
 // parameters (a DEVICE parameter needs none). With `max_tasks`, also raises *max_tasks to the
 // largest task count of the callables (written only on success).
 Status fit_capacity_plan(std::span<const rrt_callable_desc_t *const> descs, PlanFit fit,
-                         rrt_capacity_plan_t *plan, std::uint32_t *max_tasks = nullptr);
+                         rrt_capacity_plan_t *plan, std::uint32_t *max_tasks = nullptr,
+                         const KernelRegistry *kernels = nullptr);
 
 }  // namespace replayrt

@@ -4,8 +4,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <replayrt/replayrt.h>
 
@@ -245,3 +247,137 @@ TEST_F(KernelDescTest, TasksThatOnlyReadASharedTensorRunAtTheSameTime) {
 }
 
 }  // namespace
+
+namespace {
+
+// A callable where declared reads leave more dependency edges than undeclared ones: a fill of
+// the intermediate x, kReaders tasks that read x (kernel "doubling", declared: reads tensor 0,
+// writes tensor 1) into intermediates of their own, then a second fill of x and a copy of x
+// to `out`. Declared, every reader follows the first fill and precedes the second: 2 kReaders
+// edges. Undeclared, the readers form one chain: about kReaders edges.
+class FanOutOverOneTensor {
+ public:
+  static constexpr std::uint32_t kReaders = 600;
+
+  FanOutOverOneTensor(std::int32_t fill, std::int32_t doubling, std::int32_t copy)
+      : intermediates_(kReaders + 1, f32_vector(RRT_DIR_INOUT)) {
+    out_ = f32_vector(RRT_DIR_OUT);
+    fill_ops_ = {rrt_operand_t{RRT_OPERAND_INTERMEDIATE, 0},
+                 rrt_operand_t{RRT_OPERAND_IMMEDIATE,
+                               static_cast<std::uint32_t>(rrt_scalar_from_f32(1.5F))}};
+    reader_ops_.resize(kReaders);
+    tasks_.push_back({fill, 2, fill_ops_.data()});
+    for (std::uint32_t r = 0; r < kReaders; ++r) {
+      reader_ops_[r] = {rrt_operand_t{RRT_OPERAND_INTERMEDIATE, 0},
+                        rrt_operand_t{RRT_OPERAND_INTERMEDIATE, r + 1}};
+      tasks_.push_back({doubling, 2, reader_ops_[r].data()});
+    }
+    tasks_.push_back({fill, 2, fill_ops_.data()});
+    copy_ops_ = {rrt_operand_t{RRT_OPERAND_INTERMEDIATE, 0}, rrt_operand_t{RRT_OPERAND_PARAM, 0}};
+    tasks_.push_back({copy, 2, copy_ops_.data()});
+    desc_.struct_size = sizeof desc_;
+    desc_.num_params = 1;
+    desc_.params = &out_;
+    desc_.num_intermediates = static_cast<std::uint32_t>(intermediates_.size());
+    desc_.intermediates = intermediates_.data();
+    desc_.num_tasks = static_cast<std::uint32_t>(tasks_.size());
+    desc_.tasks = tasks_.data();
+  }
+  const rrt_callable_desc_t *desc() const { return &desc_; }
+
+ private:
+  rrt_tensor_desc_t out_{};
+  std::vector<rrt_tensor_desc_t> intermediates_;
+  std::vector<rrt_operand_t> fill_ops_;
+  std::vector<std::vector<rrt_operand_t>> reader_ops_;
+  std::vector<rrt_operand_t> copy_ops_;
+  std::vector<rrt_task_desc_t> tasks_;
+  rrt_callable_desc_t desc_{};
+};
+
+std::uint64_t next_fit_generation = std::uint64_t{7} << 20;
+
+// A simulator context with "doubling" registered from its descriptor, and the fan-out callable.
+struct DescriptorContext {
+  DescriptorContext() {
+    rrt_context_options_t options{};
+    options.struct_size = sizeof options;
+    EXPECT_EQ(rrt_context_create(&options, &ctx), RRT_OK);
+    const rrt_kernel_desc_t doubling = doubling_desc("doubling");
+    std::int32_t ids[3] = {-1, -1, -1};
+    EXPECT_EQ(rrt_kernel_lookup(ctx, "fill", &ids[0]), RRT_OK);
+    EXPECT_EQ(rrt_kernel_register_desc(ctx, &doubling, &ids[1]), RRT_OK) << last_message();
+    EXPECT_EQ(rrt_kernel_lookup(ctx, "copy", &ids[2]), RRT_OK);
+    callable = std::make_unique<FanOutOverOneTensor>(ids[0], ids[1], ids[2]);
+  }
+  ~DescriptorContext() { EXPECT_EQ(rrt_context_destroy(ctx), RRT_OK); }
+  DescriptorContext(const DescriptorContext &) = delete;
+  DescriptorContext &operator=(const DescriptorContext &) = delete;
+  DescriptorContext(DescriptorContext &&) = delete;
+  DescriptorContext &operator=(DescriptorContext &&) = delete;
+
+  rrt_kernel_config_t fitted(bool with_context) const {
+    const rrt_callable_desc_t *descs[] = {callable->desc()};
+    rrt_kernel_config_t config{};
+    config.struct_size = sizeof config;
+    EXPECT_EQ(with_context ? rrt_context_kernel_config_fit(ctx, descs, 1, &config)
+                           : rrt_kernel_config_fit(descs, 1, &config),
+              RRT_OK)
+        << last_message();
+    config.context_generation = next_fit_generation++;
+    return config;
+  }
+
+  rrt_context_t ctx = nullptr;
+  std::unique_ptr<FanOutOverOneTensor> callable;
+};
+
+}  // namespace
+
+// The context-free fit cannot know "doubling"'s declaration, so the image it plans for is too
+// small; the fit with the context's kernel table plans what prepare needs, and the launch runs.
+TEST(KernelDescPlanTest, TheContextFitPlansForDescriptorKernelsAndTheContextFreeOneCannot) {
+  {
+    DescriptorContext d;
+    const rrt_kernel_config_t estimate = d.fitted(false);
+    ASSERT_EQ(rrt_kernel_init(d.ctx, &estimate), RRT_OK);
+    std::int32_t id = -1;
+    rrt_error_detail_t detail{};
+    EXPECT_EQ(rrt_callable_prepare(d.ctx, d.callable->desc(), &id), RRT_ERR_INTERNAL);
+    (void)rrt_last_error(&detail);
+    EXPECT_EQ(detail.growth_point, RRT_GROWTH_ARENA_RUNTIME_POOL) << detail.message;
+  }
+  DescriptorContext d;
+  const rrt_kernel_config_t exact = d.fitted(true);
+  EXPECT_GT(exact.capacity.runtime_pool_bytes, d.fitted(false).capacity.runtime_pool_bytes);
+  ASSERT_EQ(rrt_kernel_init(d.ctx, &exact), RRT_OK);
+  std::int32_t id = -1;
+  ASSERT_EQ(rrt_callable_prepare(d.ctx, d.callable->desc(), &id), RRT_OK) << last_message();
+  float out[kElements] = {};
+  const rrt_tensor_arg_t tensor = {out, kTensorBytes, RRT_SPACE_HOST};
+  const rrt_run_args_t args = run_args({&tensor, 1});
+  rrt_stream_t stream = nullptr;
+  ASSERT_EQ(rrt_stream_create(d.ctx, &stream), RRT_OK);
+  ASSERT_EQ(rrt_kernel_launch(d.ctx, id, &args, stream), RRT_OK) << last_message();
+  ASSERT_EQ(rrt_stream_synchronize(stream), RRT_OK);
+  for (const float value : out) {
+    EXPECT_EQ(value, 1.5F);
+  }
+  EXPECT_EQ(rrt_stream_destroy(stream), RRT_OK);
+}
+
+TEST(KernelDescPlanTest, TheContextFitRefusesAKernelTheContextDoesNotKnow) {
+  DescriptorContext d;
+  rrt_context_t other = nullptr;
+  rrt_context_options_t options{};
+  options.struct_size = sizeof options;
+  ASSERT_EQ(rrt_context_create(&options, &other), RRT_OK);
+  const rrt_callable_desc_t *descs[] = {d.callable->desc()};
+  rrt_kernel_config_t config{};
+  config.struct_size = sizeof config;
+  EXPECT_EQ(rrt_context_kernel_config_fit(other, descs, 1, &config), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(last_message().find("task 1: kernel id"), std::string::npos) << last_message();
+  EXPECT_EQ(config.capacity.runtime_pool_bytes, 0u);
+  EXPECT_EQ(rrt_context_kernel_config_fit(nullptr, descs, 1, &config), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(rrt_context_destroy(other), RRT_OK);
+}
