@@ -156,7 +156,9 @@ typedef struct rrt_context_options {
   int32_t device_id;       /* sim: any value >= 0 */
   uint32_t device_workers; /* sim: device-side worker threads per launch, 0 = default (1) */
   /* Appended (ABI version 1.1): nonzero records per-task device timings in profiling
-     collectors (rrt_run_profile, rrt_context_profile). The collectors are a growth point. */
+     collectors (rrt_run_profile, rrt_context_profile). The collectors are a growth point. A
+     struct_size that ends before wait_policy (an ABI 1.1 caller's) also keeps the ABI 1.1
+     kernel-mode profiling rule (see profiling_task_capacity). */
   uint32_t profiling;
   /* Appended (ABI version 1.2): how host waits for device work (rrt_stream_synchronize,
      rrt_event_synchronize, rrt_run_wait, rrt_run) wait; see rrt_wait_policy_t. */
@@ -180,11 +182,14 @@ typedef struct rrt_kernel_config {
      largest free value; a later explicit request for it is refused as a duplicate). */
   uint64_t context_generation;
   rrt_capacity_plan_t capacity;
-  /* Appended (ABI version 1.1): with profiling on, the collector shape (task records per
-     launch), committed at init and frozen; a callable with more tasks is refused (the detail
-     names profiling_task_capacity). The launches one capture holds share it: a graph needs
-     the sum of its launches' tasks (see rrt_context_profile). 0: the first prepared
-     callable's task count becomes the shape. rrt_kernel_config_fit sizes it for single
+  /* Appended (ABI version 1.1): with profiling on, the collector shape (task records),
+     committed at init and frozen; a callable with more tasks is refused (the detail names
+     profiling_task_capacity). 0: the first prepared callable's task count becomes the shape.
+     Changed in ABI 1.2: the launches one capture holds share it, writing their records one
+     after another, so a graph needs the sum of its launches' tasks (see rrt_context_profile).
+     A context created from an options struct that ends before wait_policy (an ABI 1.1
+     caller's) keeps the 1.1 rule: each launch writes its records from the first one on, so
+     the largest callable's task count suffices. rrt_kernel_config_fit sizes it for single
      launches of a set of callables. */
   uint32_t profiling_task_capacity;
 } rrt_kernel_config_t;
@@ -467,8 +472,9 @@ typedef struct rrt_kernel_desc {
    suit the platform (fn on CUDA, native_fn on the simulator). RRT_ERR_INVALID_STATE once the
    context holds 256 kernels. The limits are a task's, so every kernel that registers can be
    used by a task.
-   What the declaration buys, at rrt_callable_prepare (and rrt_capacity_plan_fit does not
-   know the kernel, so it checks none of it):
+   What the declaration buys, at rrt_callable_prepare and rrt_context_kernel_config_fit (the
+   context-free fits do not know the kernel, so they check none of it; fit a plan with
+   rrt_context_kernel_config_fit):
      - a task whose tensor or scalar operand count differs is RRT_ERR_INVALID_ARGUMENT naming
        the task, the kernel and both counts;
      - dependencies follow the declared writes: two tasks that only read a tensor are not
@@ -687,13 +693,26 @@ RRT_API rrt_status_t rrt_capacity_plan_fit_all(const rrt_callable_desc_t *const 
 /* Grows *config so that a kernel-mode context initialized with it can prepare all `count`
    callables side by side and run and profile any of them: config->capacity as
    rrt_capacity_plan_fit_all grows it, and config->profiling_task_capacity (when struct_size
-   covers it) raised to the largest task count among them (a graph that captures several
-   launches needs the sum of theirs: raise it further). Other fields are not touched (set
+   covers it) raised to the largest task count among them (from ABI 1.2 a graph that captures
+   several launches needs the sum of theirs: raise it further; an ABI 1.1 context, see
+   profiling_task_capacity, needs only the largest). Other fields are not touched (set
    context_generation before or after). No context needed. RRT_ERR_INVALID_ARGUMENT for a NULL
    or too small config, a NULL descs with count > 0, or an invalid desc (detail names
    descs[i]); *config is then unchanged. */
 RRT_API rrt_status_t rrt_kernel_config_fit(const rrt_callable_desc_t *const *descs, uint32_t count,
                                            rrt_kernel_config_t *config);
+/* Appended (ABI version 1.3): rrt_kernel_config_fit with ctx's kernel table, so that the
+   config holds exactly what rrt_callable_prepare on ctx will need. The context-free fits
+   count a kernel id they do not know as a user kernel that declares nothing; a kernel
+   registered with rrt_kernel_register_desc orders fewer tasks (two that only read a tensor are
+   not ordered by it), which can leave more dependency edges in the image than that estimate,
+   so a plan for callables that use such kernels is fitted here. Register every kernel the
+   callables use first; an id ctx does not know is RRT_ERR_INVALID_ARGUMENT (the detail names
+   the task, and descs[i] when count > 1). Any state (created, initialized) will do; ctx is not changed.
+   Errors otherwise as rrt_kernel_config_fit, with *config unchanged. */
+RRT_API rrt_status_t rrt_context_kernel_config_fit(rrt_context_t ctx,
+                                                   const rrt_callable_desc_t *const *descs,
+                                                   uint32_t count, rrt_kernel_config_t *config);
 /* Validates and stages the callable; the runtime mints the id (never reused before
    finalize). In kernel mode the callable's runtime image (or graph definition) is uploaded
    once, here, into the frozen capacity; a callable that does not fit is refused
@@ -775,7 +794,12 @@ RRT_API rrt_status_t rrt_run_profile(rrt_run_t run, rrt_task_timing_t *out, uint
    profiling_task_capacity records: a launch captured after launches whose tasks fill it is
    refused at rrt_kernel_launch (RRT_ERR_INTERNAL at RRT_GROWTH_DFX_COLLECTORS, the detail
    names profiling_task_capacity) and changes nothing; the capture holds the launches before
-   it. *count is 0 after a replay of a graph that holds no kernel-mode launch. */
+   it. *count is 0 after a replay of a graph that holds no kernel-mode launch.
+   Changed in ABI 1.2; before it, every launch wrote from the first record. A context whose
+   options struct ends before wait_policy (an ABI 1.1 caller's) keeps that rule: each launch a
+   capture holds writes its records from the first one on, overwriting the earlier launches',
+   a replay reports its graph's last kernel-mode launch, and no capture is refused for the sum
+   of its launches' tasks. */
 RRT_API rrt_status_t rrt_context_profile(rrt_context_t ctx, rrt_task_timing_t *out,
                                          uint32_t capacity, uint32_t *count);
 

@@ -60,6 +60,13 @@ RRT_API rrt_status_t rrt_context_create(const rrt_context_options_t *options, rr
                                   sizeof options->profiling) &&
         options->profiling != 0) {
       context->engine->context().enable_profiling();
+      // An options struct that ends before wait_policy is an ABI 1.1 caller's: its
+      // profiling_task_capacity holds one launch's tasks.
+      if (!replayrt::capi::has_field(options->struct_size,
+                                     offsetof(rrt_context_options_t, wait_policy),
+                                     sizeof options->wait_policy)) {
+        context->engine->profile_each_launch_from_the_first_record();
+      }
     }
     *out = context.release();
     return Status::ok();

@@ -385,9 +385,9 @@ Status Engine::kernel_launch(std::int32_t callable_id, const RunArgsView &args, 
   const auto tasks = static_cast<std::uint32_t>(record->callable->tasks().size());
   BindRequest request = bind_request(callable_id, *record, args);
   // With profiling on, the launches one capture holds write their task records one after
-  // another.
+  // another, or each from the first record on.
   const bool counts_records = capturing && context_.profiling();
-  if (counts_records) {
+  if (counts_records && !each_launch_from_the_first_record_) {
     const auto held = capture_profile_tasks_.find(&caller);
     request.profile_offset = held != capture_profile_tasks_.end() ? held->second : 0;
   }

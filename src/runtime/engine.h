@@ -144,9 +144,19 @@ class Engine {
 
   Status kernel_launch(std::int32_t callable_id, const RunArgsView &args, Stream &caller);
 
+  // Kernel mode with profiling: by default the launches one capture holds write their task
+  // records one after another (a graph needs the sum of their tasks). After this call every
+  // launch writes its records from the first one on, overwriting the capture's earlier
+  // launches' (the ABI 1.1 rule), so a replay reports its graph's last launch and the collectors
+  // need only the largest callable's tasks. Call before the first launch.
+  void profile_each_launch_from_the_first_record() noexcept {
+    each_launch_from_the_first_record_ = true;
+  }
+
   // Profiling (RRT_ERR_INVALID_STATE when off): the profile of a completed program-mode run
   // (before it is finalized), or of the most recent kernel-mode launch or replay (a replay's
-  // covers every kernel-mode launch its capture holds, in launch order).
+  // covers every kernel-mode launch its capture holds, in launch order; after
+  // profile_each_launch_from_the_first_record, only its last one).
   Status run_profile(const ProgramRun &run, LaunchProfile *out) const;
   Status kernel_profile(LaunchProfile *out) const;
 
@@ -213,10 +223,12 @@ class Engine {
   Stream *last_serialized_stream_ = nullptr;
   BoundRun launch_scratch_;
   // Kernel mode with profiling, under launch_mutex_: per capturing stream, the task records
-  // its captured launches hold (the next one's profile_offset); and how many records the most
-  // recent launch or replay writes.
+  // its captured launches hold (the next one's profile_offset; with
+  // each_launch_from_the_first_record_, the last launch's tasks); and how many records the
+  // most recent launch or replay writes.
   std::map<const Stream *, std::uint32_t> capture_profile_tasks_;
   std::uint32_t last_profile_tasks_ = 0;
+  bool each_launch_from_the_first_record_ = false;
 };
 
 }  // namespace replayrt

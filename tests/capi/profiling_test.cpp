@@ -1,4 +1,5 @@
 // Profiling collectors (DFX) through the public C ABI.
+#include <cstddef>
 #include <set>
 #include <vector>
 
@@ -237,6 +238,85 @@ TEST(ProfilingTest, KernelModeProfilesReplaysWithinTheFrozenShape) {
   rrt_error_detail_t detail;
   ASSERT_EQ(rrt_last_error(&detail), RRT_ERR_INTERNAL);
   EXPECT_EQ(detail.growth_point, RRT_GROWTH_DFX_COLLECTORS);
+  EXPECT_EQ(stats_of(ctx).regions[RRT_GROWTH_DFX_COLLECTORS].base_changes, 0u);
+
+  ASSERT_EQ(rrt_graph_destroy(graph), RRT_OK);
+  ASSERT_EQ(rrt_stream_destroy(stream), RRT_OK);
+  ASSERT_EQ(rrt_context_destroy(ctx), RRT_OK);
+}
+
+// A caller compiled against ABI 1.1: its options struct ends before wait_policy, its descs
+// before num_views, and its profiling_task_capacity holds the largest callable's tasks.
+TEST(ProfilingTest, AV11CaptureOfSeveralLaunchesProfilesItsLastLaunch) {
+  rrt_context_options_t options{};
+  options.struct_size = offsetof(rrt_context_options_t, wait_policy);
+  options.platform = replayrt::testing::test_platform();
+  options.profiling = 1;
+  rrt_context_t ctx = nullptr;
+  ASSERT_EQ(rrt_context_create(&options, &ctx), RRT_OK);
+  const Chain two_chain(ctx, 2);
+  const Chain three_chain(ctx, 3);
+  rrt_callable_desc_t two = *two_chain.desc();
+  rrt_callable_desc_t three = *three_chain.desc();
+  two.struct_size = offsetof(rrt_callable_desc_t, num_views);
+  three.struct_size = offsetof(rrt_callable_desc_t, num_views);
+  const rrt_callable_desc_t *descs[2] = {&two, &three};
+  rrt_kernel_config_t config{};
+  config.struct_size = sizeof config;
+  ASSERT_EQ(rrt_kernel_config_fit(descs, 2, &config), RRT_OK);
+  ASSERT_EQ(config.profiling_task_capacity, 3u);
+  ASSERT_EQ(rrt_kernel_init(ctx, &config), RRT_OK);
+  std::int32_t two_id = -1;
+  std::int32_t three_id = -1;
+  ASSERT_EQ(rrt_callable_prepare(ctx, &two, &two_id), RRT_OK);
+  ASSERT_EQ(rrt_callable_prepare(ctx, &three, &three_id), RRT_OK);
+  rrt_stream_t stream = nullptr;
+  ASSERT_EQ(rrt_stream_create(ctx, &stream), RRT_OK);
+  HostBuffers first;
+  HostBuffers second;
+  const rrt_run_args_t first_args = first.args();
+  const rrt_run_args_t second_args = second.args();
+  const auto profile = [ctx] {
+    std::vector<rrt_task_timing_t> timings(8);
+    std::uint32_t count = 0;
+    EXPECT_EQ(rrt_context_profile(ctx, timings.data(), 8, &count), RRT_OK);
+    timings.resize(count);
+    return timings;
+  };
+
+  // Both launches are captured, and each writes its records from the first one on.
+  ASSERT_EQ(rrt_stream_begin_capture(stream), RRT_OK);
+  ASSERT_EQ(rrt_kernel_launch(ctx, two_id, &first_args, stream), RRT_OK);
+  ASSERT_EQ(rrt_kernel_launch(ctx, three_id, &second_args, stream), RRT_OK);
+  rrt_graph_t graph = nullptr;
+  ASSERT_EQ(rrt_stream_end_capture(stream, &graph), RRT_OK);
+  const rrt_stats_t before = stats_of(ctx);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(rrt_graph_replay(graph, stream), RRT_OK);
+  }
+  ASSERT_EQ(rrt_stream_synchronize(stream), RRT_OK);
+  EXPECT_FLOAT_EQ(first.out[0], 2.0F);
+  EXPECT_FLOAT_EQ(second.out[0], 3.0F);
+  std::vector<rrt_task_timing_t> timings = profile();
+  ASSERT_EQ(timings.size(), 3u);
+  for (std::uint32_t t = 0; t < 3; ++t) {
+    EXPECT_EQ(timings[t].task, t);
+    EXPECT_GT(timings[t].start_ns, 0u) << t;
+    EXPECT_LE(timings[t].start_ns, timings[t].end_ns) << t;
+  }
+  EXPECT_EQ(stats_of(ctx).device_alloc_calls, before.device_alloc_calls);
+  ASSERT_EQ(rrt_graph_destroy(graph), RRT_OK);
+
+  // The profile is the last launch's, also when an earlier one has more tasks.
+  ASSERT_EQ(rrt_stream_begin_capture(stream), RRT_OK);
+  ASSERT_EQ(rrt_kernel_launch(ctx, three_id, &second_args, stream), RRT_OK);
+  ASSERT_EQ(rrt_kernel_launch(ctx, two_id, &first_args, stream), RRT_OK);
+  ASSERT_EQ(rrt_stream_end_capture(stream, &graph), RRT_OK);
+  ASSERT_EQ(rrt_graph_replay(graph, stream), RRT_OK);
+  timings = profile();
+  ASSERT_EQ(timings.size(), 2u);
+  EXPECT_EQ(timings[0].task, 0u);
+  EXPECT_EQ(timings[1].task, 1u);
   EXPECT_EQ(stats_of(ctx).regions[RRT_GROWTH_DFX_COLLECTORS].base_changes, 0u);
 
   ASSERT_EQ(rrt_graph_destroy(graph), RRT_OK);
