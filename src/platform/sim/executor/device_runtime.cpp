@@ -279,7 +279,7 @@ struct Execution {
         OffsetFailure offset;
         const TaskOutcome outcome = run_task(t, worker, &offset);
         if (outcome.failed()) {
-          std::uint32_t expected = static_cast<std::uint32_t>(TaskFailure::kNone);
+          auto expected = static_cast<std::uint32_t>(TaskFailure::kNone);
           if (failure.compare_exchange_strong(expected, static_cast<std::uint32_t>(outcome.cause),
                                               std::memory_order_acq_rel)) {
             state->failed_task = static_cast<std::int32_t>(t);
