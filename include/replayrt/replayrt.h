@@ -708,8 +708,8 @@ RRT_API rrt_status_t rrt_kernel_config_fit(const rrt_callable_desc_t *const *des
    not ordered by it), which can leave more dependency edges in the image than that estimate,
    so a plan for callables that use such kernels is fitted here. Register every kernel the
    callables use first; an id ctx does not know is RRT_ERR_INVALID_ARGUMENT (the detail names
-   the task, and descs[i] when count > 1). Any state (created, initialized) will do; ctx is not changed.
-   Errors otherwise as rrt_kernel_config_fit, with *config unchanged. */
+   the task, and descs[i] when count > 1). Any state (created, initialized) will do; ctx is not
+   changed. Errors otherwise as rrt_kernel_config_fit, with *config unchanged. */
 RRT_API rrt_status_t rrt_context_kernel_config_fit(rrt_context_t ctx,
                                                    const rrt_callable_desc_t *const *descs,
                                                    uint32_t count, rrt_kernel_config_t *config);

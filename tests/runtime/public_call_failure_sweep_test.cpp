@@ -1,7 +1,8 @@
 // The failure sweep over every engine call that allocates: each device allocation and each
-// transfer (upload, zeroing) the call makes on a clean run is failed in turn. The failed call must leave the context's statistics, every region's capacity,
-// use and base changes, and every bank base as they were; the same call then succeeds, and
-// the context still does everything its plan was fitted for.
+// transfer (upload, zeroing) the call makes on a clean run is failed in turn. The failed call must
+// leave the context's statistics, every region's capacity, use and base changes, and every bank
+// base as they were; the same call then succeeds, and the context still does everything its plan
+// was fitted for.
 #include <functional>
 #include <memory>
 #include <ostream>
