@@ -115,6 +115,231 @@ Status check_declared_access(const Callable &callable, const KernelEntry &kernel
   return Status::ok();
 }
 
+// Checks the bind strategy, the counts against Callable's limits and that no counted array is null.
+Status check_bind_and_counts(const rrt_callable_desc_t &desc) {
+  const std::int32_t bind = raw_enum(desc.bind);
+  if (bind != RRT_BIND_DEVICE_BUILD && bind != RRT_BIND_HOST_BUILD) {
+    return invalid(format("unknown bind strategy %d", bind));
+  }
+  if (desc.num_params > Callable::kMaxParams ||
+      desc.num_intermediates > Callable::kMaxIntermediates ||
+      desc.num_scalars > Callable::kMaxScalars) {
+    return invalid(
+        format("callable has %u params, %u intermediates, %u scalars (limits %u, "
+               "%u, %u)",
+               desc.num_params, desc.num_intermediates, desc.num_scalars, Callable::kMaxParams,
+               Callable::kMaxIntermediates, Callable::kMaxScalars));
+  }
+  if (desc.num_tasks == 0 || desc.num_tasks > Callable::kMaxTasks) {
+    return invalid(format("callable has %u tasks (1 to %u)", desc.num_tasks, Callable::kMaxTasks));
+  }
+  if ((desc.num_params != 0 && desc.params == nullptr) ||
+      (desc.num_intermediates != 0 && desc.intermediates == nullptr) || desc.tasks == nullptr) {
+    return invalid("callable descriptor has a null array with a nonzero count");
+  }
+  return Status::ok();
+}
+
+// Sets *out to the kernel task t runs: its registry entry, or an undeclared user kernel.
+Status find_kernel(const KernelRegistry &kernels, Callable::UnknownKernels unknown,
+                   const rrt_task_desc_t &task, std::uint32_t t, const KernelEntry **out) {
+  static const KernelEntry kUndeclaredUserKernel{
+      "<user kernel>", nullptr, nullptr, -1, -1, KernelEntry::kWritesEveryTensor};
+  const bool registered = kernels.contains(task.kernel_id);
+  if (!registered && (unknown == Callable::UnknownKernels::kReject || task.kernel_id < 0)) {
+    return invalid(format("task %u: kernel id %d is not registered", t, task.kernel_id));
+  }
+  *out = registered ? &kernels.entry(task.kernel_id) : &kUndeclaredUserKernel;
+  return Status::ok();
+}
+
+// Checks task t's tensor and scalar operand counts against the executors' limits and its kernel.
+Status check_operand_counts(const TaskPlan &plan, std::uint32_t t, const KernelEntry &kernel) {
+  if (plan.num_tensors > Callable::kMaxTensorOperandsPerTask) {
+    return invalid(format("task %u: %u tensor operands (at most %u)", t, plan.num_tensors,
+                          Callable::kMaxTensorOperandsPerTask));
+  }
+  if (plan.num_scalars > Callable::kMaxScalarOperandsPerTask) {
+    return invalid(format("task %u: %u scalar operands (at most %u)", t, plan.num_scalars,
+                          Callable::kMaxScalarOperandsPerTask));
+  }
+  if ((kernel.num_tensors >= 0 &&
+       plan.num_tensors != static_cast<std::uint32_t>(kernel.num_tensors)) ||
+      (kernel.num_scalars >= 0 &&
+       plan.num_scalars != static_cast<std::uint32_t>(kernel.num_scalars))) {
+    return invalid(
+        format("task %u: kernel '%s' takes %d tensors and %d scalars, the task "
+               "gives %u and %u",
+               t, kernel.name.c_str(), kernel.num_tensors, kernel.num_scalars, plan.num_tensors,
+               plan.num_scalars));
+  }
+  return Status::ok();
+}
+
+// Checks data flow and derives dependencies one task at a time, in task order.
+class TaskOrdering {
+ public:
+  TaskOrdering(const Callable &callable, std::uint32_t num_params, std::uint32_t num_intermediates)
+      : callable_(callable), params_(num_params), intermediates_(num_intermediates) {}
+
+  // Checks task t's data flow, appends its dependencies to *deps (sorted, unique), records it.
+  Status order(std::uint32_t t, const KernelEntry &kernel, std::vector<std::uint32_t> *deps);
+
+ private:
+  TensorHistory &history_of(bool is_param, std::uint32_t index) {
+    return is_param ? params_[index] : intermediates_[index];
+  }
+  Status depend_on_tensor_operands(std::uint32_t t, const KernelEntry &kernel,
+                                   std::vector<std::uint32_t> *deps);
+  Status depend_on_device_values(std::uint32_t t, std::vector<std::uint32_t> *deps);
+  void record_accesses(std::uint32_t t, const KernelEntry &kernel);
+
+  const Callable &callable_;
+  std::vector<TensorHistory> params_;
+  std::vector<TensorHistory> intermediates_;
+  std::vector<std::uint32_t> values_read_;  // the device values of the task being ordered
+};
+
+Status TaskOrdering::order(std::uint32_t t, const KernelEntry &kernel,
+                           std::vector<std::uint32_t> *deps) {
+  RRT_RETURN_IF_ERROR(depend_on_tensor_operands(t, kernel, deps));
+  RRT_RETURN_IF_ERROR(depend_on_device_values(t, deps));
+  // Record this task's accesses after all its own reads were resolved.
+  record_accesses(t, kernel);
+  std::sort(deps->begin(), deps->end());
+  deps->erase(std::unique(deps->begin(), deps->end()), deps->end());
+  deps->erase(std::remove(deps->begin(), deps->end(), t), deps->end());
+  return Status::ok();
+}
+
+// Checks the data flow of task t's tensor operands and appends the tasks they order it after.
+Status TaskOrdering::depend_on_tensor_operands(std::uint32_t t, const KernelEntry &kernel,
+                                               std::vector<std::uint32_t> *deps) {
+  const TaskPlan &plan = callable_.tasks()[t];
+  for (std::uint32_t o = 0; o < plan.num_tensors; ++o) {
+    const TouchedTensor tensor =
+        touched_tensor(callable_.operands()[plan.first_operand + o], callable_.views());
+    const bool writes = kernel.writes_tensor(o);
+    TensorHistory &history = history_of(tensor.is_param, tensor.index);
+    if (kernel.declares_operands()) {
+      RRT_RETURN_IF_ERROR(check_declared_access(callable_, kernel, t, o, tensor, history, writes));
+    }
+    if (history.last_writer >= 0) {
+      deps->push_back(static_cast<std::uint32_t>(history.last_writer));
+    }
+    if (writes) {
+      deps->insert(deps->end(), history.readers.begin(), history.readers.end());
+    }
+  }
+  return Status::ok();
+}
+
+// Checks that task t's device values read written sources and appends the sources' last writers.
+Status TaskOrdering::depend_on_device_values(std::uint32_t t, std::vector<std::uint32_t> *deps) {
+  const TaskPlan &plan = callable_.tasks()[t];
+  values_read_.clear();
+  device_values_read(
+      callable_.operands().subspan(plan.first_operand, plan.num_tensors + plan.num_scalars),
+      callable_.views(), &values_read_);
+  for (const std::uint32_t v : values_read_) {
+    const OperandRef &source = callable_.device_values()[v].source;
+    const bool is_param = source.kind == RRT_OPERAND_PARAM;
+    TensorHistory &history = history_of(is_param, source.index);
+    if (!history.written &&
+        (!is_param || callable_.params()[source.index].direction == RRT_DIR_OUT)) {
+      return invalid(format("task %u reads device value %u from %s %u before any task writes it", t,
+                            v, is_param ? "OUT param" : "intermediate", source.index));
+    }
+    if (history.last_writer >= 0) {
+      deps->push_back(static_cast<std::uint32_t>(history.last_writer));
+    }
+  }
+  return Status::ok();
+}
+
+// Records task t's tensor writes and reads and its device-value reads as the latest accesses.
+void TaskOrdering::record_accesses(std::uint32_t t, const KernelEntry &kernel) {
+  const TaskPlan &plan = callable_.tasks()[t];
+  for (std::uint32_t o = 0; o < plan.num_tensors; ++o) {
+    const TouchedTensor tensor =
+        touched_tensor(callable_.operands()[plan.first_operand + o], callable_.views());
+    TensorHistory &history = history_of(tensor.is_param, tensor.index);
+    if (kernel.writes_tensor(o)) {
+      history.last_writer = t;
+      history.readers.clear();
+      history.written = true;
+    } else {
+      history.readers.push_back(t);
+    }
+  }
+  for (const std::uint32_t v : values_read_) {
+    const OperandRef &source = callable_.device_values()[v].source;
+    history_of(source.kind == RRT_OPERAND_PARAM, source.index).readers.push_back(t);
+  }
+}
+
+// Adds the count and the dtype, shape and direction of every tensor in `group` to *hasher.
+void hash_tensors(std::span<const TensorLayout> group, ContentHasher *hasher) {
+  hasher->add(group.size());
+  for (const TensorLayout &layout : group) {
+    hasher->add(static_cast<std::uint64_t>(layout.dtype));
+    hasher->add(layout.ndim);
+    for (std::uint32_t d = 0; d < layout.ndim; ++d) {
+      hasher->add(layout.shape[d]);
+    }
+    hasher->add(static_cast<std::uint64_t>(layout.direction));
+  }
+}
+
+// Adds the task count and every task's kernel and operands to *hasher.
+void hash_tasks(const Callable &callable, ContentHasher *hasher) {
+  hasher->add(callable.tasks().size());
+  for (const TaskPlan &plan : callable.tasks()) {
+    hasher->add(static_cast<std::uint64_t>(static_cast<std::uint32_t>(plan.kernel_id)));
+    hasher->add(plan.num_tensors + plan.num_scalars);
+    for (std::uint32_t o = 0; o < plan.num_tensors + plan.num_scalars; ++o) {
+      const OperandRef &ref = callable.operands()[plan.first_operand + o];
+      hasher->add((static_cast<std::uint64_t>(ref.kind) << 32) | ref.index);
+    }
+  }
+}
+
+// Adds the device values and the views to *hasher (nothing when the callable has neither).
+void hash_views_and_device_values(const Callable &callable, ContentHasher *hasher) {
+  if (callable.views().empty() && callable.device_values().empty()) {
+    return;
+  }
+  hasher->add(callable.device_values().size());
+  for (const DeviceValueLayout &value : callable.device_values()) {
+    hasher->add((static_cast<std::uint64_t>(value.source.kind) << 32) | value.source.index);
+    hasher->add(value.element);
+  }
+  hasher->add(callable.views().size());
+  for (const ViewLayout &view : callable.views()) {
+    hasher->add((static_cast<std::uint64_t>(view.base.kind) << 32) | view.base.index);
+    hasher->add(view.ndim);
+    for (std::uint32_t d = 0; d < view.ndim; ++d) {
+      hasher->add(view.shape[d]);
+    }
+    hasher->add(view.byte_offset);
+    hasher->add(static_cast<std::uint64_t>(static_cast<std::uint32_t>(view.offset_value)));
+    hasher->add(view.offset_stride_bytes);
+    hasher->add(view.offset_value_max);
+  }
+}
+
+// The callable's content key: FNV-1a over everything that shapes its image.
+std::uint64_t hash_content(const Callable &callable) {
+  ContentHasher hasher;
+  hasher.add(static_cast<std::uint64_t>(callable.bind()));
+  hasher.add(callable.num_scalars());
+  hash_tensors(callable.params(), &hasher);
+  hash_tensors(callable.intermediates(), &hasher);
+  hash_tasks(callable, &hasher);
+  hash_views_and_device_values(callable, &hasher);
+  return hasher.value();
+}
+
 }  // namespace
 
 std::uint64_t dtype_bytes(std::int32_t dtype) noexcept {
@@ -135,293 +360,185 @@ std::uint64_t dtype_bytes(std::int32_t dtype) noexcept {
 
 Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &kernels,
                         std::unique_ptr<const Callable> *out, UnknownKernels unknown) {
-  static const KernelEntry kUndeclaredUserKernel{
-      "<user kernel>", nullptr, nullptr, -1, -1, KernelEntry::kWritesEveryTensor};
-  const std::int32_t bind = raw_enum(desc.bind);
-  if (bind != RRT_BIND_DEVICE_BUILD && bind != RRT_BIND_HOST_BUILD) {
-    return invalid(format("unknown bind strategy %d", bind));
-  }
-  if (desc.num_params > kMaxParams || desc.num_intermediates > kMaxIntermediates ||
-      desc.num_scalars > kMaxScalars) {
-    return invalid(
-        format("callable has %u params, %u intermediates, %u scalars (limits %u, "
-               "%u, %u)",
-               desc.num_params, desc.num_intermediates, desc.num_scalars, kMaxParams,
-               kMaxIntermediates, kMaxScalars));
-  }
-  if (desc.num_tasks == 0 || desc.num_tasks > kMaxTasks) {
-    return invalid(format("callable has %u tasks (1 to %u)", desc.num_tasks, kMaxTasks));
-  }
-  if ((desc.num_params != 0 && desc.params == nullptr) ||
-      (desc.num_intermediates != 0 && desc.intermediates == nullptr) || desc.tasks == nullptr) {
-    return invalid("callable descriptor has a null array with a nonzero count");
-  }
-
+  RRT_RETURN_IF_ERROR(check_bind_and_counts(desc));
   std::unique_ptr<Callable> callable(new Callable());
   callable->bind_ = desc.bind;
   callable->num_scalars_ = desc.num_scalars;
+  RRT_RETURN_IF_ERROR(callable->decode_params(desc));
+  RRT_RETURN_IF_ERROR(callable->decode_intermediates(desc));
+  RRT_RETURN_IF_ERROR(callable->decode_views_and_device_values(desc));
+  std::vector<std::vector<std::uint32_t>> predecessors;
+  RRT_RETURN_IF_ERROR(callable->decode_tasks(desc, kernels, unknown, &predecessors));
+  callable->link_successors(predecessors);
+  callable->content_key_ = hash_content(*callable);
+  callable->size_requirements();
+  *out = std::move(callable);
+  return Status::ok();
+}
+
+// Validates the parameters into params_ (their spaces read from a 1.2 desc only).
+Status Callable::decode_params(const rrt_callable_desc_t &desc) {
   const bool reads_space = reads_abi_1_2_fields(desc);
-  callable->params_.resize(desc.num_params);
+  params_.resize(desc.num_params);
   for (std::uint32_t i = 0; i < desc.num_params; ++i) {
     RRT_RETURN_IF_ERROR(
-        validate_tensor(desc.params[i], "param", i, true, reads_space, &callable->params_[i]));
+        validate_tensor(desc.params[i], "param", i, true, reads_space, &params_[i]));
   }
-  callable->intermediates_.resize(desc.num_intermediates);
-  callable->intermediate_offsets_.resize(desc.num_intermediates);
+  return Status::ok();
+}
+
+// Validates the intermediates into intermediates_ and lays them out in gm_heap, one by one.
+Status Callable::decode_intermediates(const rrt_callable_desc_t &desc) {
+  intermediates_.resize(desc.num_intermediates);
+  intermediate_offsets_.resize(desc.num_intermediates);
   std::uint64_t heap = 0;
   for (std::uint32_t i = 0; i < desc.num_intermediates; ++i) {
-    TensorLayout &layout = callable->intermediates_[i];
+    TensorLayout &layout = intermediates_[i];
     RRT_RETURN_IF_ERROR(
         validate_tensor(desc.intermediates[i], "intermediate", i, false, false, &layout));
     heap = align_up(heap, kIntermediateAlignment);
-    callable->intermediate_offsets_[i] = heap;
+    intermediate_offsets_[i] = heap;
     heap += layout.bytes;
     if (heap > kMaxTensorBytes) {
       return invalid("intermediates need more than 1 TiB of gm_heap");
     }
   }
+  requirements_.gm_heap = heap;
+  return Status::ok();
+}
 
-  // Device values and views (a 1.2 desc only).
+// Validates a 1.2 desc's device values and views into device_values_ and views_.
+Status Callable::decode_views_and_device_values(const rrt_callable_desc_t &desc) {
+  if (!reads_abi_1_2_fields(desc)) {
+    return Status::ok();
+  }
+  RRT_RETURN_IF_ERROR(validate_device_values(desc, params_, intermediates_, &device_values_));
+  return validate_views(desc, params_, intermediates_, device_values_, &views_);
+}
+
+// Decodes and checks the tasks in task order, with their data flow and *predecessors (per task).
+Status Callable::decode_tasks(const rrt_callable_desc_t &desc, const KernelRegistry &kernels,
+                              UnknownKernels unknown,
+                              std::vector<std::vector<std::uint32_t>> *predecessors) {
+  tasks_.resize(desc.num_tasks);
+  predecessors->resize(desc.num_tasks);
+  TaskOrdering ordering(*this, desc.num_params, desc.num_intermediates);
+  for (std::uint32_t t = 0; t < desc.num_tasks; ++t) {
+    const KernelEntry *kernel = nullptr;
+    RRT_RETURN_IF_ERROR(find_kernel(kernels, unknown, desc.tasks[t], t, &kernel));
+    RRT_RETURN_IF_ERROR(decode_task_operands(desc, t));
+    RRT_RETURN_IF_ERROR(check_operand_counts(tasks_[t], t, *kernel));
+    std::vector<std::uint32_t> &deps = (*predecessors)[t];
+    RRT_RETURN_IF_ERROR(ordering.order(t, *kernel, &deps));
+    tasks_[t].num_predecessors = static_cast<std::uint32_t>(deps.size());
+  }
+  return Status::ok();
+}
+
+// Appends task t's operands to operands_ and sets its plan's kernel, first operand and counts.
+Status Callable::decode_task_operands(const rrt_callable_desc_t &desc, std::uint32_t t) {
+  const rrt_task_desc_t &task = desc.tasks[t];
+  if (task.num_operands > kMaxOperandsPerTask) {
+    return invalid(
+        format("task %u: %u operands (at most %u)", t, task.num_operands, kMaxOperandsPerTask));
+  }
+  if (task.num_operands != 0 && task.operands == nullptr) {
+    return invalid(format("task %u: null operand array", t));
+  }
+  TaskPlan &plan = tasks_[t];
+  plan.kernel_id = task.kernel_id;
+  plan.first_operand = static_cast<std::uint32_t>(operands_.size());
+  for (std::uint32_t o = 0; o < task.num_operands; ++o) {
+    RRT_RETURN_IF_ERROR(count_operand(desc, t, o));
+    operands_.push_back(OperandRef{task.operands[o].kind, task.operands[o].index});
+  }
+  return Status::ok();
+}
+
+// Checks operand o of task t (kind, index, tensors before scalars) and counts it in the plan.
+Status Callable::count_operand(const rrt_callable_desc_t &desc, std::uint32_t t, std::uint32_t o) {
+  const rrt_operand_t &operand = desc.tasks[t].operands[o];
+  TaskPlan &plan = tasks_[t];
   const bool has_views = reads_abi_1_2_fields(desc);
-  if (has_views) {
-    RRT_RETURN_IF_ERROR(validate_device_values(desc, callable->params_, callable->intermediates_,
-                                               &callable->device_values_));
-    RRT_RETURN_IF_ERROR(validate_views(desc, callable->params_, callable->intermediates_,
-                                       callable->device_values_, &callable->views_));
+  const std::int32_t raw_kind = raw_enum(operand.kind);
+  const std::int32_t kind = has_views || raw_kind < RRT_OPERAND_VIEW ? raw_kind : -1;
+  switch (kind) {
+    case RRT_OPERAND_VIEW:
+      if (plan.num_scalars != 0) {
+        return invalid(
+            format("task %u operand %u: tensor operands must come before scalars", t, o));
+      }
+      if (operand.index >= views_.size()) {
+        return invalid(format("task %u operand %u: view %u out of range (%zu declared)", t, o,
+                              operand.index, views_.size()));
+      }
+      ++plan.num_tensors;
+      break;
+    case RRT_OPERAND_DEVICE_VALUE:
+      if (operand.index >= device_values_.size()) {
+        return invalid(format("task %u operand %u: device value %u out of range (%zu declared)", t,
+                              o, operand.index, device_values_.size()));
+      }
+      ++plan.num_scalars;
+      break;
+    case RRT_OPERAND_PARAM:
+    case RRT_OPERAND_INTERMEDIATE: {
+      if (plan.num_scalars != 0) {
+        return invalid(
+            format("task %u operand %u: tensor operands must come before scalars", t, o));
+      }
+      const bool is_param = operand.kind == RRT_OPERAND_PARAM;
+      const std::uint32_t limit = is_param ? desc.num_params : desc.num_intermediates;
+      if (operand.index >= limit) {
+        return invalid(format("task %u operand %u: %s %u out of range (%u declared)", t, o,
+                              is_param ? "param" : "intermediate", operand.index, limit));
+      }
+      ++plan.num_tensors;
+      break;
+    }
+    case RRT_OPERAND_SCALAR:
+      if (operand.index >= desc.num_scalars) {
+        return invalid(format("task %u operand %u: scalar %u out of range (%u declared)", t, o,
+                              operand.index, desc.num_scalars));
+      }
+      ++plan.num_scalars;
+      break;
+    case RRT_OPERAND_IMMEDIATE:
+      ++plan.num_scalars;
+      break;
+    default:
+      return invalid(format("task %u operand %u: unknown operand kind %d", t, o, raw_kind));
   }
+  return Status::ok();
+}
 
-  // Tasks: operands, arity and data flow.
-  const std::uint32_t num_tasks = desc.num_tasks;
-  callable->tasks_.resize(num_tasks);
-  std::vector<TensorHistory> param_history(desc.num_params);
-  std::vector<TensorHistory> intermediate_history(desc.num_intermediates);
-  std::vector<std::vector<std::uint32_t>> predecessors(num_tasks);
-  std::vector<std::uint32_t> values_read;
-  for (std::uint32_t t = 0; t < num_tasks; ++t) {
-    const rrt_task_desc_t &task = desc.tasks[t];
-    const bool registered = kernels.contains(task.kernel_id);
-    if (!registered && (unknown == UnknownKernels::kReject || task.kernel_id < 0)) {
-      return invalid(format("task %u: kernel id %d is not registered", t, task.kernel_id));
-    }
-    const KernelEntry &kernel = registered ? kernels.entry(task.kernel_id) : kUndeclaredUserKernel;
-    if (task.num_operands > kMaxOperandsPerTask) {
-      return invalid(
-          format("task %u: %u operands (at most %u)", t, task.num_operands, kMaxOperandsPerTask));
-    }
-    if (task.num_operands != 0 && task.operands == nullptr) {
-      return invalid(format("task %u: null operand array", t));
-    }
-    TaskPlan &plan = callable->tasks_[t];
-    plan.kernel_id = task.kernel_id;
-    plan.first_operand = static_cast<std::uint32_t>(callable->operands_.size());
-    for (std::uint32_t o = 0; o < task.num_operands; ++o) {
-      const rrt_operand_t &operand = task.operands[o];
-      const std::int32_t raw_kind = raw_enum(operand.kind);
-      const std::int32_t kind = has_views || raw_kind < RRT_OPERAND_VIEW ? raw_kind : -1;
-      switch (kind) {
-        case RRT_OPERAND_VIEW:
-          if (plan.num_scalars != 0) {
-            return invalid(
-                format("task %u operand %u: tensor operands must come before scalars", t, o));
-          }
-          if (operand.index >= callable->views_.size()) {
-            return invalid(format("task %u operand %u: view %u out of range (%zu declared)", t, o,
-                                  operand.index, callable->views_.size()));
-          }
-          ++plan.num_tensors;
-          break;
-        case RRT_OPERAND_DEVICE_VALUE:
-          if (operand.index >= callable->device_values_.size()) {
-            return invalid(format("task %u operand %u: device value %u out of range (%zu declared)",
-                                  t, o, operand.index, callable->device_values_.size()));
-          }
-          ++plan.num_scalars;
-          break;
-        case RRT_OPERAND_PARAM:
-        case RRT_OPERAND_INTERMEDIATE: {
-          if (plan.num_scalars != 0) {
-            return invalid(
-                format("task %u operand %u: tensor operands must come before scalars", t, o));
-          }
-          const bool is_param = operand.kind == RRT_OPERAND_PARAM;
-          const std::uint32_t limit = is_param ? desc.num_params : desc.num_intermediates;
-          if (operand.index >= limit) {
-            return invalid(format("task %u operand %u: %s %u out of range (%u declared)", t, o,
-                                  is_param ? "param" : "intermediate", operand.index, limit));
-          }
-          ++plan.num_tensors;
-          break;
-        }
-        case RRT_OPERAND_SCALAR:
-          if (operand.index >= desc.num_scalars) {
-            return invalid(format("task %u operand %u: scalar %u out of range (%u declared)", t, o,
-                                  operand.index, desc.num_scalars));
-          }
-          ++plan.num_scalars;
-          break;
-        case RRT_OPERAND_IMMEDIATE:
-          ++plan.num_scalars;
-          break;
-        default:
-          return invalid(format("task %u operand %u: unknown operand kind %d", t, o, raw_kind));
-      }
-      callable->operands_.push_back(OperandRef{operand.kind, operand.index});
-    }
-    if (plan.num_tensors > kMaxTensorOperandsPerTask) {
-      return invalid(format("task %u: %u tensor operands (at most %u)", t, plan.num_tensors,
-                            kMaxTensorOperandsPerTask));
-    }
-    if (plan.num_scalars > kMaxScalarOperandsPerTask) {
-      return invalid(format("task %u: %u scalar operands (at most %u)", t, plan.num_scalars,
-                            kMaxScalarOperandsPerTask));
-    }
-    if ((kernel.num_tensors >= 0 &&
-         plan.num_tensors != static_cast<std::uint32_t>(kernel.num_tensors)) ||
-        (kernel.num_scalars >= 0 &&
-         plan.num_scalars != static_cast<std::uint32_t>(kernel.num_scalars))) {
-      return invalid(
-          format("task %u: kernel '%s' takes %d tensors and %d scalars, the task "
-                 "gives %u and %u",
-                 t, kernel.name.c_str(), kernel.num_tensors, kernel.num_scalars, plan.num_tensors,
-                 plan.num_scalars));
-    }
-
-    // Data flow and dependencies.
-    std::vector<std::uint32_t> &deps = predecessors[t];
-    for (std::uint32_t o = 0; o < plan.num_tensors; ++o) {
-      const TouchedTensor tensor =
-          touched_tensor(callable->operands_[plan.first_operand + o], callable->views_);
-      const bool writes = kernel.writes_tensor(o);
-      TensorHistory &history =
-          tensor.is_param ? param_history[tensor.index] : intermediate_history[tensor.index];
-      if (kernel.declares_operands()) {
-        RRT_RETURN_IF_ERROR(
-            check_declared_access(*callable, kernel, t, o, tensor, history, writes));
-      }
-      if (history.last_writer >= 0) {
-        deps.push_back(static_cast<std::uint32_t>(history.last_writer));
-      }
-      if (writes) {
-        deps.insert(deps.end(), history.readers.begin(), history.readers.end());
-      }
-    }
-    // The device values the task reads when it runs: reads of their sources.
-    values_read.clear();
-    device_values_read(std::span<const OperandRef>(callable->operands_)
-                           .subspan(plan.first_operand, plan.num_tensors + plan.num_scalars),
-                       callable->views_, &values_read);
-    for (const std::uint32_t v : values_read) {
-      const OperandRef &source = callable->device_values_[v].source;
-      const bool is_param = source.kind == RRT_OPERAND_PARAM;
-      TensorHistory &history =
-          is_param ? param_history[source.index] : intermediate_history[source.index];
-      if (!history.written &&
-          (!is_param || callable->params_[source.index].direction == RRT_DIR_OUT)) {
-        return invalid(format("task %u reads device value %u from %s %u before any task writes it",
-                              t, v, is_param ? "OUT param" : "intermediate", source.index));
-      }
-      if (history.last_writer >= 0) {
-        deps.push_back(static_cast<std::uint32_t>(history.last_writer));
-      }
-    }
-    // Record this task's accesses after all its own reads were resolved.
-    for (std::uint32_t o = 0; o < plan.num_tensors; ++o) {
-      const TouchedTensor tensor =
-          touched_tensor(callable->operands_[plan.first_operand + o], callable->views_);
-      TensorHistory &history =
-          tensor.is_param ? param_history[tensor.index] : intermediate_history[tensor.index];
-      if (kernel.writes_tensor(o)) {
-        history.last_writer = t;
-        history.readers.clear();
-        history.written = true;
-      } else {
-        history.readers.push_back(t);
-      }
-    }
-    for (const std::uint32_t v : values_read) {
-      const OperandRef &source = callable->device_values_[v].source;
-      (source.kind == RRT_OPERAND_PARAM ? param_history[source.index]
-                                        : intermediate_history[source.index])
-          .readers.push_back(t);
-    }
-    std::sort(deps.begin(), deps.end());
-    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-    deps.erase(std::remove(deps.begin(), deps.end(), t), deps.end());
-    plan.num_predecessors = static_cast<std::uint32_t>(deps.size());
-  }
-
-  // Successor lists, grouped per task in task order.
-  std::vector<std::vector<std::uint32_t>> successors(num_tasks);
-  for (std::uint32_t t = 0; t < num_tasks; ++t) {
+// Fills successors_, grouped per task in task order, and each plan's successor range.
+void Callable::link_successors(const std::vector<std::vector<std::uint32_t>> &predecessors) {
+  std::vector<std::vector<std::uint32_t>> successors(tasks_.size());
+  for (std::uint32_t t = 0; t < tasks_.size(); ++t) {
     for (const std::uint32_t p : predecessors[t]) {
       successors[p].push_back(t);
     }
   }
-  for (std::uint32_t t = 0; t < num_tasks; ++t) {
-    TaskPlan &plan = callable->tasks_[t];
-    plan.first_successor = static_cast<std::uint32_t>(callable->successors_.size());
+  for (std::uint32_t t = 0; t < tasks_.size(); ++t) {
+    TaskPlan &plan = tasks_[t];
+    plan.first_successor = static_cast<std::uint32_t>(successors_.size());
     plan.num_successors = static_cast<std::uint32_t>(successors[t].size());
-    callable->successors_.insert(callable->successors_.end(), successors[t].begin(),
-                                 successors[t].end());
+    successors_.insert(successors_.end(), successors[t].begin(), successors[t].end());
   }
+}
 
-  ContentHasher hasher;
-  hasher.add(static_cast<std::uint64_t>(desc.bind));
-  hasher.add(desc.num_scalars);
-  for (const std::vector<TensorLayout> *group : {&callable->params_, &callable->intermediates_}) {
-    hasher.add(group->size());
-    for (const TensorLayout &layout : *group) {
-      hasher.add(static_cast<std::uint64_t>(layout.dtype));
-      hasher.add(layout.ndim);
-      for (std::uint32_t d = 0; d < layout.ndim; ++d) {
-        hasher.add(layout.shape[d]);
-      }
-      hasher.add(static_cast<std::uint64_t>(layout.direction));
-    }
-  }
-  hasher.add(num_tasks);
-  for (const TaskPlan &plan : callable->tasks_) {
-    hasher.add(static_cast<std::uint64_t>(static_cast<std::uint32_t>(plan.kernel_id)));
-    hasher.add(plan.num_tensors + plan.num_scalars);
-    for (std::uint32_t o = 0; o < plan.num_tensors + plan.num_scalars; ++o) {
-      const OperandRef &ref = callable->operands_[plan.first_operand + o];
-      hasher.add((static_cast<std::uint64_t>(ref.kind) << 32) | ref.index);
-    }
-  }
-  if (!callable->views_.empty() || !callable->device_values_.empty()) {
-    hasher.add(callable->device_values_.size());
-    for (const DeviceValueLayout &value : callable->device_values_) {
-      hasher.add((static_cast<std::uint64_t>(value.source.kind) << 32) | value.source.index);
-      hasher.add(value.element);
-    }
-    hasher.add(callable->views_.size());
-    for (const ViewLayout &view : callable->views_) {
-      hasher.add((static_cast<std::uint64_t>(view.base.kind) << 32) | view.base.index);
-      hasher.add(view.ndim);
-      for (std::uint32_t d = 0; d < view.ndim; ++d) {
-        hasher.add(view.shape[d]);
-      }
-      hasher.add(view.byte_offset);
-      hasher.add(static_cast<std::uint64_t>(static_cast<std::uint32_t>(view.offset_value)));
-      hasher.add(view.offset_stride_bytes);
-      hasher.add(view.offset_value_max);
-    }
-  }
-  callable->content_key_ = hasher.value();
-
-  CallableRequirements &needs = callable->requirements_;
-  needs.gm_heap = heap;
-  needs.scheduler_state = scheduler_state_bytes(num_tasks);
-  needs.image =
-      task_graph_image_bytes(num_tasks, callable->operands_.size(), callable->successors_.size(),
-                             callable->views_.size(), callable->device_values_.size());
-  for (const TensorLayout &param : callable->params_) {
+// Sets the scheduler-state, image and all-HOST staging bytes of requirements_.
+void Callable::size_requirements() {
+  CallableRequirements &needs = requirements_;
+  needs.scheduler_state = scheduler_state_bytes(tasks_.size());
+  needs.image = task_graph_image_bytes(tasks_.size(), operands_.size(), successors_.size(),
+                                       views_.size(), device_values_.size());
+  for (const TensorLayout &param : params_) {
     if (param.space != RRT_PARAM_SPACE_DEVICE) {
       needs.staged_all_host += staging_slice_bytes(param.bytes);
     }
   }
-  *out = std::move(callable);
-  return Status::ok();
 }
 
 }  // namespace replayrt

@@ -148,6 +148,18 @@ class Callable {
  private:
   Callable() = default;
 
+  // The steps of create() (callable.cpp says what each does).
+  Status decode_params(const rrt_callable_desc_t &desc);
+  Status decode_intermediates(const rrt_callable_desc_t &desc);
+  Status decode_views_and_device_values(const rrt_callable_desc_t &desc);
+  Status decode_tasks(const rrt_callable_desc_t &desc, const KernelRegistry &kernels,
+                      UnknownKernels unknown,
+                      std::vector<std::vector<std::uint32_t>> *predecessors);
+  Status decode_task_operands(const rrt_callable_desc_t &desc, std::uint32_t t);
+  Status count_operand(const rrt_callable_desc_t &desc, std::uint32_t t, std::uint32_t o);
+  void link_successors(const std::vector<std::vector<std::uint32_t>> &predecessors);
+  void size_requirements();
+
   rrt_bind_strategy_t bind_ = RRT_BIND_DEVICE_BUILD;
   std::vector<TensorLayout> params_;
   std::vector<TensorLayout> intermediates_;

@@ -377,6 +377,165 @@ Status check_seed(const SchedulerStateHeader &seed, const std::uint32_t *ready,
   return Status::ok();
 }
 
+// `invocation`, or a copy of it in *storage when it is not 8-byte aligned.
+const std::byte *aligned_invocation(const std::byte *invocation, std::size_t bytes,
+                                    std::vector<std::uint64_t> *storage) {
+  if (reinterpret_cast<std::uintptr_t>(invocation) % alignof(std::uint64_t) == 0) {
+    return invocation;
+  }
+  storage->resize((bytes + 7) / 8);
+  std::memcpy(storage->data(), invocation, bytes);
+  return reinterpret_cast<const std::byte *>(storage->data());
+}
+
+// OK when `image` is the image `header` names: its magic, identity, counts and layout check out.
+Status check_image(const InvocationHeader &header, const TaskGraphHeader *image) {
+  if (image == nullptr) {
+    return device_failure("invocation names no task-graph image");
+  }
+  if (image->magic != kTaskGraphMagic || image->version != kTaskGraphVersion) {
+    return device_failure(format(
+        "no task-graph image at %p (found magic 0x%08x): the buffer was freed or overwritten "
+        "after the launch was encoded",
+        static_cast<const void *>(image), image->magic));
+  }
+  if (image->callable_id != header.callable_id || image->generation != header.generation) {
+    return device_failure(
+        format("the image at %p holds callable %d generation %llu, the launch expects callable %d "
+               "generation %llu: the image was replaced after the launch was encoded",
+               static_cast<const void *>(image), image->callable_id,
+               static_cast<unsigned long long>(image->generation), header.callable_id,
+               static_cast<unsigned long long>(header.generation)));
+  }
+  if (static_cast<std::uint32_t>(header.tensor_count) != image->num_params ||
+      static_cast<std::uint32_t>(header.scalar_count) != image->num_scalars) {
+    return device_failure(
+        format("callable %d expects %u tensors and %u scalars, the "
+               "invocation carries %d and %d",
+               image->callable_id, image->num_params, image->num_scalars, header.tensor_count,
+               header.scalar_count));
+  }
+  if (!task_graph_layout_matches(*image)) {
+    return device_failure(format(
+        "callable %d: inconsistent task-graph image at %p: its sections lie outside the image "
+        "its counts describe (%u tasks, %u operands, %u edges, %llu bytes)",
+        image->callable_id, static_cast<const void *>(image), image->num_tasks, image->num_operands,
+        image->num_edges, static_cast<unsigned long long>(image->image_bytes)));
+  }
+  return Status::ok();
+}
+
+// Points `run` at the image, its sections and the payload's task timings.
+void view_image(const TaskGraphHeader *image, Execution *run) {
+  const auto *base = reinterpret_cast<const std::byte *>(image);
+  run->image = image;
+  run->num_tasks = image->num_tasks;
+  run->num_edges = image->num_edges;
+  run->tasks = reinterpret_cast<const TaskRecord *>(base + image->tasks_offset);
+  run->operands = std::span<const OperandRecord>(
+      reinterpret_cast<const OperandRecord *>(base + image->operands_offset), image->num_operands);
+  run->successors = reinterpret_cast<const std::uint32_t *>(base + image->successors_offset);
+  run->views = std::span<const ViewRecord>(
+      reinterpret_cast<const ViewRecord *>(base + image->views_offset), image->num_views);
+  run->device_values = std::span<const DeviceValueRecord>(
+      reinterpret_cast<const DeviceValueRecord *>(base + image->device_values_offset),
+      image->num_device_values);
+  run->timings = reinterpret_cast<TaskTiming *>(run->payload.timings_address);
+}
+
+// Copies the image's seed to `state_bytes` and checks it is this generation's reset state.
+Status copy_scheduler_seed(const Execution &run, std::byte *state_bytes) {
+  const TaskGraphHeader &image = *run.image;
+  std::memcpy(state_bytes, reinterpret_cast<const void *>(image.scheduler_seed),
+              scheduler_state_bytes(run.num_tasks));
+  if (run.state->generation != image.generation) {
+    return device_failure(format(
+        "the scheduler seed at %p belongs to generation %llu, the image to %llu: the seed was "
+        "replaced after the launch was encoded",
+        reinterpret_cast<const void *>(image.scheduler_seed),
+        static_cast<unsigned long long>(run.state->generation),
+        static_cast<unsigned long long>(image.generation)));
+  }
+  return check_seed(*run.state, run.ready, run.num_tasks,
+                    reinterpret_cast<const void *>(image.scheduler_seed));
+}
+
+// Writes the reset state the tasks' predecessor counts give: nothing taken, the roots ready.
+void reset_from_predecessor_counts(const Execution &run) {
+  *run.state = SchedulerStateHeader{0, 0, 0, 0, -1, 0, run.image->generation};
+  std::uint32_t roots = 0;
+  for (std::uint32_t t = 0; t < run.num_tasks; ++t) {
+    run.remaining[t] = run.tasks[t].num_predecessors;
+    run.ready[t] = kEmptyReadySlot;
+  }
+  for (std::uint32_t t = 0; t < run.num_tasks; ++t) {
+    if (run.tasks[t].num_predecessors == 0) {
+      run.ready[roots++] = t;
+    }
+  }
+  run.state->next_push = roots;
+}
+
+// Points `run` at the image's scheduler state and resets it, from the image's seed when it has one.
+Status reset_scheduler_state(Execution *run) {
+  auto *state_bytes = reinterpret_cast<std::byte *>(run->image->scheduler_state);
+  if (state_bytes == nullptr) {
+    return device_failure("image names no scheduler state");
+  }
+  run->state = reinterpret_cast<SchedulerStateHeader *>(state_bytes);
+  run->remaining = reinterpret_cast<std::uint32_t *>(state_bytes + scheduler_remaining_offset());
+  run->ready =
+      reinterpret_cast<std::uint32_t *>(state_bytes + scheduler_ready_offset(run->num_tasks));
+  if (run->image->scheduler_seed != 0) {
+    return copy_scheduler_seed(*run, state_bytes);
+  }
+  reset_from_predecessor_counts(*run);
+  return Status::ok();
+}
+
+// Writes one finished launch to the device-wall record `wall`, counting it among its launches.
+void record_launch(LaunchRecord *wall, std::uint64_t start_ns, std::uint32_t tasks,
+                   unsigned workers) {
+  wall->start_ns = start_ns;
+  wall->end_ns = now_ns();
+  wall->tasks = tasks;
+  wall->workers = workers;
+  ++wall->launches;
+}
+
+// The KERNEL_FAILED status for the task failure the scheduler state records; OK when there is none.
+Status task_failure_status(const Execution &run) {
+  const auto failure = static_cast<TaskFailure>(run.state->failure);
+  if (failure == TaskFailure::kNone) {
+    return Status::ok();
+  }
+  const std::int32_t callable_id = run.image->callable_id;
+  const std::int32_t task = run.state->failed_task;
+  const std::int32_t kernel_id = task >= 0 && static_cast<std::uint32_t>(task) < run.num_tasks
+                                     ? run.tasks[task].kernel_id
+                                     : -1;
+  const char *name =
+      run.kernels->contains(kernel_id) ? run.kernels->entry(kernel_id).name.c_str() : "<unknown>";
+  switch (failure) {
+    case TaskFailure::kNone:
+    case TaskFailure::kKernelReturned:
+      break;
+    case TaskFailure::kViewOffsetOutOfRange: {
+      const OffsetFailure &offset = run.offset_failure;
+      return device_failure(format(
+          "callable %d task %d (kernel '%s'): tensor operand %u (view %u) reads its offset from a "
+          "device value of %lld, outside [0, %llu]; the task did not run",
+          callable_id, task, name, offset.operand, offset.view,
+          static_cast<long long>(offset.value), static_cast<unsigned long long>(offset.max)));
+    }
+    case TaskFailure::kKernelThrew:
+      return device_failure(
+          format("callable %d task %d (kernel '%s') threw an exception", callable_id, task, name));
+  }
+  return device_failure(format("callable %d task %d (kernel '%s') failed with code %d", callable_id,
+                               task, name, run.state->failed_code));
+}
+
 }  // namespace
 
 DeviceRuntime::DeviceRuntime(const KernelRegistry &kernels, unsigned workers)
@@ -427,141 +586,26 @@ Status DeviceRuntime::entry(void *self, const std::byte *invocation, std::size_t
 
 Status DeviceRuntime::execute(const std::byte *invocation, std::size_t bytes) {
   std::vector<std::uint64_t> aligned;
-  if (reinterpret_cast<std::uintptr_t>(invocation) % alignof(std::uint64_t) != 0) {
-    aligned.resize((bytes + 7) / 8);
-    std::memcpy(aligned.data(), invocation, bytes);
-    invocation = reinterpret_cast<const std::byte *>(aligned.data());
-  }
+  invocation = aligned_invocation(invocation, bytes, &aligned);
   InvocationHeader header;
   Execution run{};
   RRT_RETURN_IF_ERROR(decode_invocation(invocation, bytes, &header, &run.payload));
-
   const auto *image = reinterpret_cast<const TaskGraphHeader *>(run.payload.image_address);
-  if (image == nullptr) {
-    return device_failure("invocation names no task-graph image");
-  }
-  if (image->magic != kTaskGraphMagic || image->version != kTaskGraphVersion) {
-    return device_failure(format(
-        "no task-graph image at %p (found magic 0x%08x): the buffer was freed or overwritten "
-        "after the launch was encoded",
-        static_cast<const void *>(image), image->magic));
-  }
-  if (image->callable_id != header.callable_id || image->generation != header.generation) {
-    return device_failure(
-        format("the image at %p holds callable %d generation %llu, the launch expects callable %d "
-               "generation %llu: the image was replaced after the launch was encoded",
-               static_cast<const void *>(image), image->callable_id,
-               static_cast<unsigned long long>(image->generation), header.callable_id,
-               static_cast<unsigned long long>(header.generation)));
-  }
-  if (static_cast<std::uint32_t>(header.tensor_count) != image->num_params ||
-      static_cast<std::uint32_t>(header.scalar_count) != image->num_scalars) {
-    return device_failure(
-        format("callable %d expects %u tensors and %u scalars, the "
-               "invocation carries %d and %d",
-               image->callable_id, image->num_params, image->num_scalars, header.tensor_count,
-               header.scalar_count));
-  }
-  if (!task_graph_layout_matches(*image)) {
-    return device_failure(format(
-        "callable %d: inconsistent task-graph image at %p: its sections lie outside the image "
-        "its counts describe (%u tasks, %u operands, %u edges, %llu bytes)",
-        image->callable_id, static_cast<const void *>(image), image->num_tasks, image->num_operands,
-        image->num_edges, static_cast<unsigned long long>(image->image_bytes)));
-  }
-  const auto *base = reinterpret_cast<const std::byte *>(image);
+  RRT_RETURN_IF_ERROR(check_image(header, image));
   run.kernels = &kernels_;
-  run.image = image;
-  run.num_tasks = image->num_tasks;
-  run.num_edges = image->num_edges;
-  run.tasks = reinterpret_cast<const TaskRecord *>(base + image->tasks_offset);
-  run.operands = std::span<const OperandRecord>(
-      reinterpret_cast<const OperandRecord *>(base + image->operands_offset), image->num_operands);
-  run.successors = reinterpret_cast<const std::uint32_t *>(base + image->successors_offset);
-  run.views = std::span<const ViewRecord>(
-      reinterpret_cast<const ViewRecord *>(base + image->views_offset), image->num_views);
-  run.device_values = std::span<const DeviceValueRecord>(
-      reinterpret_cast<const DeviceValueRecord *>(base + image->device_values_offset),
-      image->num_device_values);
-  run.timings = reinterpret_cast<TaskTiming *>(run.payload.timings_address);
+  view_image(image, &run);
   auto *wall = reinterpret_cast<LaunchRecord *>(run.payload.wall_address);
   const std::uint64_t launch_start = wall != nullptr ? now_ns() : 0;
-
-  auto *state_bytes = reinterpret_cast<std::byte *>(image->scheduler_state);
-  if (state_bytes == nullptr) {
-    return device_failure("image names no scheduler state");
-  }
-  const std::uint32_t num_tasks = image->num_tasks;
-  run.state = reinterpret_cast<SchedulerStateHeader *>(state_bytes);
-  run.remaining = reinterpret_cast<std::uint32_t *>(state_bytes + scheduler_remaining_offset());
-  run.ready = reinterpret_cast<std::uint32_t *>(state_bytes + scheduler_ready_offset(num_tasks));
-  if (image->scheduler_seed != 0) {
-    std::memcpy(state_bytes, reinterpret_cast<const void *>(image->scheduler_seed),
-                scheduler_state_bytes(num_tasks));
-    if (run.state->generation != image->generation) {
-      return device_failure(format(
-          "the scheduler seed at %p belongs to generation %llu, the image to %llu: the seed was "
-          "replaced after the launch was encoded",
-          reinterpret_cast<const void *>(image->scheduler_seed),
-          static_cast<unsigned long long>(run.state->generation),
-          static_cast<unsigned long long>(image->generation)));
-    }
-    RRT_RETURN_IF_ERROR(check_seed(*run.state, run.ready, num_tasks,
-                                   reinterpret_cast<const void *>(image->scheduler_seed)));
-  } else {
-    *run.state = SchedulerStateHeader{0, 0, 0, 0, -1, 0, image->generation};
-    std::uint32_t roots = 0;
-    for (std::uint32_t t = 0; t < num_tasks; ++t) {
-      run.remaining[t] = run.tasks[t].num_predecessors;
-      run.ready[t] = kEmptyReadySlot;
-    }
-    for (std::uint32_t t = 0; t < num_tasks; ++t) {
-      if (run.tasks[t].num_predecessors == 0) {
-        run.ready[roots++] = t;
-      }
-    }
-    run.state->next_push = roots;
-  }
+  RRT_RETURN_IF_ERROR(reset_scheduler_state(&run));
 
   const unsigned workers = pool_.run(&Execution::work_entry, &run);
   if (wall != nullptr) {
-    wall->start_ns = launch_start;
-    wall->end_ns = now_ns();
-    wall->tasks = num_tasks;
-    wall->workers = workers;
-    ++wall->launches;
+    record_launch(wall, launch_start, run.num_tasks, workers);
   }
-
   if (run.stopped.load(std::memory_order_acquire)) {
     return run.inconsistency_status();
   }
-  const auto failure = static_cast<TaskFailure>(run.state->failure);
-  if (failure == TaskFailure::kNone) {
-    return Status::ok();
-  }
-  const std::int32_t task = run.state->failed_task;
-  const std::int32_t kernel_id =
-      task >= 0 && static_cast<std::uint32_t>(task) < num_tasks ? run.tasks[task].kernel_id : -1;
-  const char *name =
-      kernels_.contains(kernel_id) ? kernels_.entry(kernel_id).name.c_str() : "<unknown>";
-  switch (failure) {
-    case TaskFailure::kNone:
-    case TaskFailure::kKernelReturned:
-      break;
-    case TaskFailure::kViewOffsetOutOfRange: {
-      const OffsetFailure &offset = run.offset_failure;
-      return device_failure(format(
-          "callable %d task %d (kernel '%s'): tensor operand %u (view %u) reads its offset from a "
-          "device value of %lld, outside [0, %llu]; the task did not run",
-          image->callable_id, task, name, offset.operand, offset.view,
-          static_cast<long long>(offset.value), static_cast<unsigned long long>(offset.max)));
-    }
-    case TaskFailure::kKernelThrew:
-      return device_failure(format("callable %d task %d (kernel '%s') threw an exception",
-                                   image->callable_id, task, name));
-  }
-  return device_failure(format("callable %d task %d (kernel '%s') failed with code %d",
-                               image->callable_id, task, name, run.state->failed_code));
+  return task_failure_status(run);
 }
 
 }  // namespace replayrt::sim
