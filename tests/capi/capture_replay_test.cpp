@@ -18,8 +18,6 @@ namespace {
 using replayrt::testing::run_args;
 using replayrt::testing::stats_of;
 
-std::atomic<std::uint64_t> next_generation{1 << 20};
-
 rrt_context_t make_context(unsigned workers = 1) {
   rrt_context_options_t options{};
   options.struct_size = sizeof options;
@@ -87,7 +85,7 @@ class KernelModeTest : public ::testing::Test {
     AxpyCallable axpy(ctx_, kN, 2.0F);
     rrt_kernel_config_t config{};
     config.struct_size = sizeof config;
-    config.context_generation = next_generation++;
+    config.context_generation = 0;
     ASSERT_EQ(rrt_capacity_plan_fit(axpy.desc(), &config.capacity), RRT_OK);
     // Room for a second resident callable.
     config.capacity.runtime_pool_bytes *= 2;
@@ -463,7 +461,7 @@ TEST(KernelLaunchTest, ALaunchReturnsWithoutWaitingForTheDevice) {
   desc.tasks = &task;
   rrt_kernel_config_t config{};
   config.struct_size = sizeof config;
-  config.context_generation = next_generation++;
+  config.context_generation = 0;
   ASSERT_EQ(rrt_capacity_plan_fit(&desc, &config.capacity), RRT_OK);
   ASSERT_EQ(rrt_kernel_init(ctx, &config), RRT_OK);
   std::int32_t id = -1;
@@ -537,7 +535,7 @@ TEST(KernelLaunchTest, ALaunchOnAnotherStreamWaitsForThePreviousLaunch) {
   const rrt_callable_desc_t *both[2] = {&descs[0], &descs[1]};
   rrt_kernel_config_t config{};
   config.struct_size = sizeof config;
-  config.context_generation = next_generation++;
+  config.context_generation = 0;
   ASSERT_EQ(rrt_capacity_plan_fit_all(both, 2, &config.capacity), RRT_OK);
   ASSERT_EQ(rrt_kernel_init(ctx, &config), RRT_OK);
   std::int32_t ids[2] = {-1, -1};

@@ -1,7 +1,6 @@
 // What the C ABI promises on CUDA and nowhere else, on the fake CUDA platform: device faults,
 // captures bound to their thread, lazy module loading, streams captured by their owner, and
 // foreign device memory.
-#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -24,8 +23,6 @@ using replayrt::testing::run_args;
 
 constexpr std::uint64_t kFloats = 64;
 constexpr std::uint64_t kBytes = kFloats * 4;
-
-std::atomic<std::uint64_t> next_generation{1 << 26};
 
 std::string last_message() {
   rrt_error_detail_t detail{};
@@ -65,7 +62,7 @@ class CudaPlatformTest : public ::testing::Test {
     desc_.tasks = &task_;
     rrt_kernel_config_t config{};
     config.struct_size = sizeof config;
-    config.context_generation = next_generation++;
+    config.context_generation = 0;
     EXPECT_EQ(rrt_capacity_plan_fit(&desc_, &config.capacity), RRT_OK);
     EXPECT_EQ(rrt_kernel_init(ctx_, &config), RRT_OK) << last_message();
     std::int32_t id = -1;

@@ -22,8 +22,6 @@ using replayrt::testing::run_args;
 constexpr std::uint64_t kFloats = std::uint64_t{17} << 20;
 constexpr std::uint64_t kBytes = kFloats * sizeof(float);
 
-std::atomic<std::uint64_t> next_generation{std::uint64_t{3} << 20};
-
 // out = 2 * in over kFloats floats, in one task.
 class ScaleCallable {
  public:
@@ -68,7 +66,7 @@ class DeviceFreeOrderingTest : public ::testing::Test {
     if (mode == RRT_MODE_KERNEL) {
       rrt_kernel_config_t config{};
       config.struct_size = sizeof config;
-      config.context_generation = next_generation++;
+      config.context_generation = 0;
       ASSERT_EQ(rrt_capacity_plan_fit(scale.desc(), &config.capacity), RRT_OK);
       ASSERT_EQ(rrt_kernel_init(ctx_, &config), RRT_OK);
     } else {

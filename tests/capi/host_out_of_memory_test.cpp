@@ -170,8 +170,6 @@ class Doublings {
   float factor_ = 0.0F;
 };
 
-std::uint64_t next_generation = std::uint64_t{5} << 20;
-
 // A kernel-mode context, profiling on with the collector shape left to the first prepare,
 // whose plan kernel-config fit sized for A (two tasks) and B (three).
 struct KernelContext {
@@ -187,7 +185,7 @@ struct KernelContext {
     rrt_kernel_config_t config{};
     config.struct_size = sizeof config;
     EXPECT_EQ(rrt_kernel_config_fit(descs, 2, &config), RRT_OK);
-    config.context_generation = next_generation++;
+    config.context_generation = 0;
     config.profiling_task_capacity = 0;
     EXPECT_EQ(rrt_kernel_init(ctx, &config), RRT_OK);
     EXPECT_EQ(rrt_stream_create(ctx, &stream), RRT_OK);

@@ -1,7 +1,6 @@
 // Views and device values (ABI 1.2) through the public C ABI: weights in one parameter, a cache
 // row chosen by a device-resident position across replays, prepare-time bounds checks and the
 // run-time range check of a device-resident offset.
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -19,8 +18,6 @@ namespace {
 
 using replayrt::testing::run_args;
 using replayrt::testing::stats_of;
-
-std::atomic<std::uint64_t> next_generation{3 << 20};
 
 rrt_context_t make_context(unsigned workers) {
   rrt_context_options_t options{};
@@ -185,7 +182,7 @@ class ViewsTest : public ::testing::TestWithParam<rrt_bind_strategy_t> {
     ctx_ = make_context(workers);
     rrt_kernel_config_t config{};
     config.struct_size = sizeof config;
-    config.context_generation = next_generation++;
+    config.context_generation = 0;
     ASSERT_EQ(rrt_capacity_plan_fit(desc, &config.capacity), RRT_OK);
     config.capacity.runtime_pool_bytes *= 2;
     config.capacity.graph_definition_bytes *= 2;

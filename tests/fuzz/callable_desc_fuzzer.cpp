@@ -31,9 +31,6 @@ constexpr std::uint32_t kMaxTasks = 8;
 // Picks 250..255 give 250..255 operands, past the runtime's per-task limit of 128.
 constexpr std::uint32_t kMaxOperands = 256;
 constexpr std::uint64_t kMaxPlanBytes = std::uint64_t{64} << 20;
-constexpr std::uint64_t kNextGenerationBase = std::uint64_t{1} << 40;
-
-std::uint64_t next_generation = kNextGenerationBase;
 
 int user_kernel(const rrt_kernel_args_t *, void *) {
   return 0;
@@ -219,7 +216,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     rrt_context_t kernel = make_context();
     rrt_kernel_config_t config{};
     config.struct_size = sizeof config;
-    config.context_generation = ++next_generation;
+    config.context_generation = 0;  // the runtime picks a process-unique one
     config.capacity = plan;
     const rrt_status_t init = rrt_kernel_init(kernel, &config);
     RRT_FUZZ_RECORDED(init, "rrt_kernel_init");

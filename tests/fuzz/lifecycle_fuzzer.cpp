@@ -72,8 +72,6 @@ int failing_kernel(const rrt_kernel_args_t *, void *) {
   return 9;
 }
 
-std::uint64_t next_generation = std::uint64_t{1} << 44;
-
 // The three fixed callables: kAxpy (scale by 2, add the input: 3x, device build), kHostBuild
 // (scale by 3, add: 4x, host build) and kFailing (copy, then a user kernel that fails, then
 // copy out).
@@ -353,7 +351,7 @@ void Harness::init_program(Context &ctx) {
 void Harness::init_kernel(Context &ctx) {
   rrt_kernel_config_t config{};
   config.struct_size = sizeof config;
-  config.context_generation = ++next_generation;
+  config.context_generation = 0;  // the runtime picks a process-unique one
   // The plan: all three callables, only the first (later prepares are refused), or a
   // shrunken runtime pool or heap.
   const auto variant = in_.ConsumeIntegralInRange<int>(0, 3);

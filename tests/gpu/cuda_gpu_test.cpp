@@ -19,11 +19,6 @@
 
 namespace {
 
-std::uint64_t next_generation() {
-  static std::uint64_t generation = std::uint64_t{7} << 40;
-  return ++generation;
-}
-
 std::string last_message() {
   rrt_error_detail_t detail{};
   (void)rrt_last_error(&detail);
@@ -105,7 +100,7 @@ class CudaGpuTest : public ::testing::Test {
   void kernel_init(const rrt_callable_desc_t &desc) {
     rrt_kernel_config_t config{};
     config.struct_size = sizeof config;
-    config.context_generation = next_generation();
+    config.context_generation = 0;  // the runtime picks a process-unique one
     ASSERT_EQ(rrt_capacity_plan_fit(&desc, &config.capacity), RRT_OK) << last_message();
     ASSERT_EQ(rrt_kernel_init(ctx_, &config), RRT_OK) << last_message();
   }
@@ -167,7 +162,7 @@ void capture_and_replay(CudaGpuTest *test, rrt_context_t ctx, rrt_stream_t strea
                    bind);
   rrt_kernel_config_t config{};
   config.struct_size = sizeof config;
-  config.context_generation = next_generation();
+  config.context_generation = 0;  // the runtime picks a process-unique one
   ASSERT_EQ(rrt_capacity_plan_fit(&scale.desc, &config.capacity), RRT_OK) << last_message();
   ASSERT_EQ(rrt_kernel_init(ctx, &config), RRT_OK) << last_message();
   std::int32_t callable = -1;
@@ -281,7 +276,7 @@ TEST_F(CudaGpuTest, EventsInGraphsOrderReplaysOnAnotherStreamAndInterleavedGraph
   const rrt_callable_desc_t *both[] = {&add.desc, &scale.desc};
   rrt_kernel_config_t config{};
   config.struct_size = sizeof config;
-  config.context_generation = next_generation();
+  config.context_generation = 0;  // the runtime picks a process-unique one
   ASSERT_EQ(rrt_capacity_plan_fit_all(both, 2, &config.capacity), RRT_OK) << last_message();
   ASSERT_EQ(rrt_kernel_init(ctx_, &config), RRT_OK) << last_message();
   std::int32_t add_id = -1;
