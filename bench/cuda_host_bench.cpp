@@ -37,7 +37,7 @@ class Rig {
     std::unique_ptr<replayrt::Device> device;
     ok_ = replayrt::cuda::CudaDevice::create(fake_.api(), 0, {}, &device).is_ok();
     cuda_ = device.get();
-    ok_ = ok_ && Engine::create(std::move(device), 1, &engine_).is_ok();
+    ok_ = ok_ && Engine::create(std::move(device), 1, generations_, &engine_).is_ok();
     rrt_capacity_plan_t plan{};
     plan.gm_sm_bytes = 1024;
     plan.runtime_pool_bytes = 4096;
@@ -70,6 +70,7 @@ class Rig {
 
   replayrt::testing::FakeCuda fake_;
   replayrt::Device *cuda_ = nullptr;
+  replayrt::GenerationRegistry generations_;
   std::unique_ptr<Engine> engine_;
   std::int32_t callable_ = -1;
   void *x_ = nullptr;

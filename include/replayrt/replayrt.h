@@ -34,8 +34,9 @@
  * - Handles are single-destroy: using or destroying a handle after its destroy is undefined
  *   behaviour (a use-after-free), as for free().
  * - Thread safety: different contexts are independent. On one context, launches, replays,
- *   stream and memory calls may come from several threads; init, finalize and destroy may not
- *   race with anything else on that context. rrt_last_error is per thread.
+ *   stream and memory calls may come from several threads; init and destroy may not race
+ *   with anything else on that context, and finalize orders itself with the calls it races
+ *   (rrt_context_finalize). rrt_last_error is per thread.
  */
 #ifndef REPLAYRT_REPLAYRT_H_
 #define REPLAYRT_REPLAYRT_H_
@@ -219,10 +220,12 @@ RRT_API rrt_status_t rrt_context_mode(rrt_context_t ctx, rrt_mode_t *mode, int *
    failure still pending on one of the context's streams (not capturing) is reported here
    and cleared: the context is finalized all the same, and the call returns the first such
    failure (RRT_ERR_KERNEL_FAILED for a kernel, with its detail) instead of RRT_OK.
-   Finalize must not race with other calls on the context: one that finds a launch, replay,
-   run or prepare in progress on another thread returns RRT_ERR_INVALID_STATE and changes
-   nothing, and a launch, replay, run prepare, run launch or prepare that starts while
-   finalize runs returns RRT_ERR_INVALID_STATE and does nothing. */
+   Finalize may race with the context's other calls on other threads (not with init, destroy
+   or the destruction of the context's streams): a prepare, run prepare, run launch, launch,
+   replay, begin capture or profile read already in progress when finalize begins completes
+   first (finalize waits for it, including a run prepare waiting for its slot's last replay),
+   and one that starts after returns RRT_ERR_INVALID_STATE and does nothing. So no launch,
+   run or replay lands on memory finalize releases. */
 RRT_API rrt_status_t rrt_context_finalize(rrt_context_t ctx);
 /* RRT_ERR_INVALID_STATE while graphs, streams, events or runs created from it are alive.
    Finalizes first if needed. */

@@ -55,7 +55,9 @@ RRT_API rrt_status_t rrt_context_create(const rrt_context_options_t *options, rr
     auto context = std::make_unique<rrt_context_s>();
     context->platform = options->platform;
     const unsigned workers = options->device_workers == 0 ? 1 : options->device_workers;
-    RRT_RETURN_IF_ERROR(replayrt::Engine::create(std::move(device), workers, &context->engine));
+    RRT_RETURN_IF_ERROR(replayrt::Engine::create(std::move(device), workers,
+                                                 replayrt::GenerationRegistry::process_wide(),
+                                                 &context->engine));
     if (replayrt::capi::has_field(options->struct_size, offsetof(rrt_context_options_t, profiling),
                                   sizeof options->profiling) &&
         options->profiling != 0) {
@@ -116,20 +118,15 @@ RRT_API rrt_status_t rrt_context_mode(rrt_context_t ctx, rrt_mode_t *mode, int *
 RRT_API rrt_status_t rrt_context_finalize(rrt_context_t ctx) {
   return guarded("rrt_context_finalize", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_context(ctx));
-    Status pending;
+    std::vector<replayrt::Stream *> streams;
     {
       const std::lock_guard<std::mutex> lock(ctx->mutex);
+      streams.reserve(ctx->streams.size());
       for (rrt_stream_s *stream : ctx->streams) {
-        // Work queued before a capture began still runs: wait for it before freeing.
-        Status failure = stream->stream->is_capturing() ? stream->stream->wait_idle()
-                                                        : stream->stream->synchronize();
-        if (pending.is_ok()) {
-          pending = std::move(failure);
-        }
+        streams.push_back(stream->stream.get());
       }
     }
-    RRT_RETURN_IF_ERROR(ctx->engine->finalize());
-    return pending;
+    return ctx->engine->finalize(streams);
   });
 }
 
@@ -150,7 +147,7 @@ RRT_API rrt_status_t rrt_context_destroy(rrt_context_t ctx) {
                                             "this context are still alive; destroy them first",
                                             streams, events, graphs, runs));
     }
-    RRT_RETURN_IF_ERROR(ctx->engine->finalize());
+    RRT_RETURN_IF_ERROR(ctx->engine->finalize({}));
     for (void *ptr : ctx->caller_allocations) {
       (void)ctx->engine->device().free(ptr);
     }

@@ -50,7 +50,6 @@ RRT_API rrt_status_t rrt_context_profile(rrt_context_t ctx, rrt_task_timing_t *o
   return guarded("rrt_context_profile", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
     RRT_RETURN_IF_ERROR(check_outputs(out, capacity, count));
-    RRT_RETURN_IF_ERROR(ctx->engine->check_ready());
     replayrt::LaunchProfile profile;
     RRT_RETURN_IF_ERROR(ctx->engine->kernel_profile(&profile));
     return copy_out(profile, out, capacity, count);

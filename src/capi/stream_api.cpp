@@ -182,11 +182,10 @@ RRT_API rrt_status_t rrt_event_destroy(rrt_event_t event) {
 RRT_API rrt_status_t rrt_stream_begin_capture(rrt_stream_t stream) {
   return guarded("rrt_stream_begin_capture", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_non_null(stream, "stream"));
-    RRT_RETURN_IF_ERROR(stream->context->engine->check_ready());
     if (stream->stream->is_capturing()) {
       return Status::error(RRT_ERR_INVALID_STATE, "the stream is already capturing");
     }
-    stream->context->engine->before_capture(*stream->stream);
+    RRT_RETURN_IF_ERROR(stream->context->engine->before_capture(*stream->stream));
     release_captured_events(stream);
     return stream->stream->begin_capture();
   });

@@ -8,6 +8,7 @@
 
 #include <replayrt/replayrt.h>
 
+#include "common/status.h"
 #include "platform/device.h"
 
 namespace replayrt {
@@ -54,5 +55,10 @@ struct BoundRun {
     gm_heap = nullptr;
   }
 };
+
+// Enqueues `bound` on `stream`: its copies in, the launch of `executable` by `executor`, its
+// copies out. The first failed enqueue is returned; what was enqueued before it stays queued.
+Status enqueue_bound(Executor &executor, const PreparedExecutable &executable,
+                     const BoundRun &bound, Stream &stream);
 
 }  // namespace replayrt

@@ -43,4 +43,15 @@ void CallableTable::clear() noexcept {
   }
 }
 
+BindRequest bind_request(std::int32_t id, const CallableTable::Record &record,
+                         const RunArgsView &args) {
+  BindRequest request;
+  request.callable = record.callable.get();
+  request.callable_id = id;
+  request.generation = record.generation;
+  request.args = args;
+  request.resident = record.resident;
+  return request;
+}
+
 }  // namespace replayrt

@@ -55,4 +55,8 @@ class CallableTable {
   std::uint64_t next_generation_ = 1;
 };
 
+// The bind request of one run of the callable `record` holds under `id`.
+BindRequest bind_request(std::int32_t id, const CallableTable::Record &record,
+                         const RunArgsView &args);
+
 }  // namespace replayrt

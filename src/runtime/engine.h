@@ -1,16 +1,12 @@
 // Engine: the runtime of one context. It owns the device, the DeviceContext (memory and
-// latch), the kernels, the prepared callables and the device's executor, and carries out the
-// program-mode run pipeline and kernel-mode launches.
+// latch), the kernels, the prepared callables, the device's executor, the program pipeline and
+// the kernel launcher, and carries the context's lifecycle: every public call goes through its
+// lifecycle gate.
 #pragma once
 
-#include <array>
-#include <atomic>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <span>
-#include <vector>
 
 #include <replayrt/replayrt.h>
 
@@ -18,76 +14,36 @@
 #include "context/device_context.h"
 #include "platform/device.h"
 #include "platform/launch/kernel_registry.h"
-#include "platform/launch/profile_records.h"
-#include "runtime/bind.h"
-#include "runtime/bound_run.h"
-#include "runtime/callable.h"
 #include "runtime/callable_table.h"
+#include "runtime/generation_registry.h"
+#include "runtime/kernel_launcher.h"
+#include "runtime/launch_order.h"
+#include "runtime/launch_profile.h"
+#include "runtime/lifecycle_gate.h"
+#include "runtime/program_pipeline.h"
 
 namespace replayrt {
-
-// What a profiled launch left behind: its device-wall record and per-task timings.
-struct LaunchProfile {
-  LaunchRecord launch{};
-  std::vector<TaskTiming> tasks;
-};
-
-class Engine;
-
-// One program-mode run: prepared into a pipeline slot (and the arena bank of the same index),
-// then launched, waited for and finalized. Created by Engine::run_prepare; every method of
-// the engine that takes it requires the engine that created it.
-class ProgramRun {
- public:
-  enum class State { kPrepared, kLaunched, kCompleted, kFailed, kAbandoned };
-
-  State state() const noexcept { return state_; }
-  int slot() const noexcept { return slot_; }
-
- private:
-  friend class Engine;
-
-  int slot_ = -1;
-  std::int32_t callable_id_ = -1;
-  const BindStrategy *strategy_ = nullptr;
-  std::shared_ptr<const Callable> callable_;
-  std::shared_ptr<const PreparedExecutable> executable_;
-  BoundRun bound_;
-  // The allocations of the run's DEVICE tensors when it was prepared, checked at launch.
-  std::vector<CapturedAddress> device_tensors_;
-  State state_ = State::kPrepared;
-  Stream *stream_ = nullptr;
-  bool captured_ = false;
-  std::uint64_t epoch_ = 0;
-};
 
 // Lifecycle: created (mode-less) → program_init | kernel_init → ready → finalize →
 // finalized (a program context may be initialized again). kernel_init commits the capacity
 // plan first and latches KERNEL only when the commit succeeded, so a failed kernel init
 // leaves nothing allocated and the engine still created (it may be initialized again).
 //
-// Pipeline (program mode): run_prepare takes a free slot (kPipelineDepth of them; none free
-// is RRT_ERR_INVALID_STATE) and binds the run there with the callable's bind strategy,
-// growing that slot's blocks as needed. A successor may prepare while its predecessor
-// executes.
+// Every public call that reads or changes what finalize releases holds a ticket of the
+// lifecycle gate: it is refused (RRT_ERR_INVALID_STATE, having done nothing) unless the engine
+// is ready. finalize closes the gate, waits for the calls it admitted before (including one
+// waiting for device work, such as a prepare waiting for its slot's last replay), then drains
+// the streams and releases. So no launch, run or replay lands on memory finalize releases.
 //
-// Kernel mode: prepare_callable places the callable in the frozen capacity once;
-// kernel_launch binds into slot 0 inside a LaunchScope, so any growth or allocation is
-// refused, and enqueues copies, the launch and copy-backs on the caller's stream.
+// Program mode: runs go through the ProgramPipeline. Kernel mode: prepare_callable places
+// the callable in the frozen capacity once; launches go through the KernelLauncher.
 //
-// Ordering, both modes: launches, eager runs and replays (outside captures) are ordered by a
-// context-wide tail event: work on one stream waits for the previous stream's last ordered
-// work, so two of them never share gm_heap, gm_sm or staging at once. The wait carries
-// completion only, never the other stream's failure. A program-mode prepare first waits for
-// the last run or replay that used its slot, since its bind may upload into the slot.
+// Ordering, both modes: launches, eager runs and replays (outside captures) are ordered by
+// the LaunchOrder, whose lock also orders them with free_caller_buffer.
 //
 // Thread safety: launches, replays, runs on distinct slots, callable preparation and kernel
-// registration may come from several threads. Launches, run launches, replays and caller
-// frees (free_caller_buffer) are admitted one at a time under the launch mutex, so a launch
-// checks its addresses and enqueues with no free in between. init and finalize must not race
-// with anything; a finalize that finds a call in progress returns RRT_ERR_INVALID_STATE and
-// changes nothing, and a prepare, run prepare, run launch, launch or replay that starts while
-// finalize runs is refused (RRT_ERR_INVALID_STATE) before it touches anything.
+// registration may come from several threads, and finalize may race with them as above. init
+// must not race with anything.
 class Engine {
  public:
   static constexpr std::int32_t kMaxCallables = CallableTable::kCapacity;
@@ -95,9 +51,10 @@ class Engine {
   static constexpr std::uint64_t kMaxCallableImageBytes = std::uint64_t{64} << 20;
 
   // A mode-less engine on `device`, whose executor the device creates; `device_workers` is
-  // the simulator executor's workers per invocation (0 means 1).
+  // the simulator executor's workers per invocation (0 means 1). Kernel init claims its
+  // context generation from `generations`, which must outlive the engine.
   static Status create(std::unique_ptr<Device> device, unsigned device_workers,
-                       std::unique_ptr<Engine> *out);
+                       GenerationRegistry &generations, std::unique_ptr<Engine> *out);
   ~Engine();
   Engine(const Engine &) = delete;
   Engine &operator=(const Engine &) = delete;
@@ -105,18 +62,21 @@ class Engine {
   Engine &operator=(Engine &&) = delete;
 
   Status program_init();
-  // `context_generation` 0 claims a process-unique one the runtime picks; any other value is
-  // claimed as given (RRT_ERR_INVALID_ARGUMENT if already claimed). With profiling on,
-  // `profile_tasks` (> 0) fixes the collector shape now; 0 leaves the first allocation to the
-  // first prepared callable.
+  // `context_generation` 0 claims one the registry picks; any other value is claimed as given
+  // (RRT_ERR_INVALID_ARGUMENT if already claimed). With profiling on, `profile_tasks` (> 0)
+  // fixes the collector shape now; 0 leaves the first allocation to the first prepared
+  // callable.
   Status kernel_init(const rrt_capacity_plan_t &plan, std::uint64_t context_generation,
                      std::uint32_t profile_tasks);
-  // Waits for the engine's own streams, abandons prepared runs, drops every callable and
-  // releases every context-owned buffer. The mode stays latched. RRT_ERR_INVALID_STATE, with
-  // nothing changed, while another thread is inside a launch, replay, run or prepare.
-  Status finalize();
-  // OK when the engine accepts work; INVALID_STATE with a reason otherwise.
-  Status check_ready() const;
+  // Closes the lifecycle gate and waits for every call it admitted, then waits for the work
+  // queued on `caller_streams` (a capturing stream: the work queued before its capture began)
+  // and on the engine's own streams, abandons prepared runs, drops every callable and releases
+  // every context-owned buffer. The mode stays latched. Returns the first failure still
+  // pending on one of those streams (they are synchronized, which clears it); the engine is
+  // finalized all the same. The caller must not hold a ticket (call from a public entry).
+  Status finalize(std::span<Stream *const> caller_streams);
+  // True while the engine accepts work (initialized and not finalized).
+  bool is_ready() const noexcept { return gate_.is_open(); }
 
   Device &device() noexcept { return *device_; }
   DeviceContext &context() noexcept { return context_; }
@@ -127,7 +87,7 @@ class Engine {
   // on the engine's own streams (reporting no failure) and then frees. Work admitted before the
   // free has completed when the memory goes; work admitted after it finds the buffer gone (a
   // launch or run is refused with RRT_ERR_INVALID_ARGUMENT, a replay as stale). The device's
-  // free errors are returned as they are.
+  // free errors are returned as they are. Needs no ticket: a finalized engine frees too.
   Status free_caller_buffer(void *buffer, std::span<Stream *const> caller_streams);
   bool is_kernel() const noexcept { return context_.latch().is_kernel(); }
 
@@ -135,100 +95,65 @@ class Engine {
 
   Status run_prepare(std::int32_t callable_id, const RunArgsView &args,
                      std::unique_ptr<ProgramRun> *out);
-  // `stream` null: the own stream of the run's slot. A run whose DEVICE tensor's allocation
-  // was freed after prepare is refused (RRT_ERR_INVALID_ARGUMENT) and stays prepared.
+  // ProgramPipeline::launch.
   Status run_launch(ProgramRun &run, Stream *stream);
   Status run_wait(ProgramRun &run);
-  // Waits if needed and releases the slot. The run may be destroyed afterwards.
+  // Waits if needed and releases the slot (unless finalize released it). The run may be
+  // destroyed afterwards.
   Status run_finalize(ProgramRun &run);
 
   Status kernel_launch(std::int32_t callable_id, const RunArgsView &args, Stream &caller);
 
-  // Kernel mode with profiling: by default the launches one capture holds write their task
-  // records one after another (a graph needs the sum of their tasks). After this call every
-  // launch writes its records from the first one on, overwriting the capture's earlier
-  // launches' (the ABI 1.1 rule), so a replay reports its graph's last launch and the collectors
-  // need only the largest callable's tasks. Call before the first launch.
+  // KernelLauncher::profile_each_launch_from_the_first_record. Call before the first launch.
   void profile_each_launch_from_the_first_record() noexcept {
-    each_launch_from_the_first_record_ = true;
+    launcher_->profile_each_launch_from_the_first_record();
   }
 
   // Profiling (RRT_ERR_INVALID_STATE when off): the profile of a completed program-mode run
-  // (before it is finalized), or of the most recent kernel-mode launch or replay (a replay's
-  // covers every kernel-mode launch its capture holds, in launch order; after
-  // profile_each_launch_from_the_first_record, only its last one).
-  Status run_profile(const ProgramRun &run, LaunchProfile *out) const;
-  Status kernel_profile(LaunchProfile *out) const;
+  // (before it is finalized), or of the most recent kernel-mode launch or replay
+  // (KernelLauncher::profile).
+  Status run_profile(const ProgramRun &run, LaunchProfile *out);
+  Status kernel_profile(LaunchProfile *out);
 
   // Replays `graph` (captured on a stream of this engine's device) on `stream`.
   // `profile_tasks`: the task records its capture's kernel-mode launches hold
   // (take_capture_profile_tasks when the capture ended).
   Status replay(const Graph &graph, Stream &stream, std::uint32_t profile_tasks = 0);
 
-  // Stream lifecycle hooks, called before a stream starts capturing or is destroyed.
-  void before_capture(Stream &stream);
+  // Called before `stream` starts capturing: refused (changing nothing) unless the engine is
+  // ready. Its ordered work ends here, and its captured launches profile from the first record.
+  Status before_capture(Stream &stream);
+  // Called before `stream` is destroyed, in any state of the engine.
   void before_stream_destroy(Stream &stream);
   // Called when a capture on `stream` ends (made a graph or not): the task records its
   // kernel-mode launches hold, which the capture's next launches no longer add to.
   std::uint32_t take_capture_profile_tasks(Stream &stream);
 
  private:
-  enum class Lifecycle { kCreated, kReady, kFinalizing, kFinalized };
-
-  // Counts a public call in progress for finalize's race check.
-  class InFlight {
-   public:
-    explicit InFlight(const Engine &engine) noexcept;
-    ~InFlight();
-    InFlight(const InFlight &) = delete;
-    InFlight &operator=(const InFlight &) = delete;
-    InFlight(InFlight &&) = delete;
-    InFlight &operator=(InFlight &&) = delete;
-
-   private:
-    const Engine &engine_;
-  };
-
-  explicit Engine(std::unique_ptr<Device> device);
+  Engine(std::unique_ptr<Device> device, GenerationRegistry &generations,
+         std::unique_ptr<Event> order_tail);
 
   using CallableRecord = CallableTable::Record;
 
   // The record of a prepared callable; CALLABLE_NOT_RESIDENT otherwise.
   Status find_callable(std::int32_t id, const CallableRecord **out) const;
-  static BindRequest bind_request(std::int32_t id, const CallableRecord &record,
-                                  const RunArgsView &args);
-  Status enqueue_bound(const PreparedExecutable &executable, const BoundRun &bound, Stream &stream);
-  // Requires launch_mutex_. Orders `stream` after the previous serialized stream's work.
-  Status serialize_before(Stream &stream);
+  // Places a prepared callable's executable (and, in kernel mode, its resident image) into
+  // `record` under `id`.
+  Status fill_record(const std::shared_ptr<const Callable> &callable, std::int32_t id,
+                     CallableRecord *record);
+  // Requires the launch order's lock. The stream's ordered work ends.
+  void end_ordered_work(Stream &stream);
 
   std::unique_ptr<Device> device_;
+  GenerationRegistry &generations_;
   DeviceContext context_;
   KernelRegistry kernels_;
   std::unique_ptr<Executor> executor_;
-  // Runs launched without a stream go to their slot's own stream, so a failed run never
-  // skips the next run of the other slot.
-  std::array<std::unique_ptr<Stream>, DeviceContext::kPipelineDepth> own_streams_;
-  std::array<std::unique_ptr<Event>, DeviceContext::kPipelineDepth> slot_done_;
-  // Recorded after every eager run of the slot and every program-mode replay.
-  std::array<std::unique_ptr<Event>, DeviceContext::kPipelineDepth> slot_used_;
-  std::unique_ptr<Event> serial_tail_;
-
-  std::atomic<Lifecycle> lifecycle_{Lifecycle::kCreated};
-  std::atomic<std::uint64_t> epoch_{0};
-  mutable std::atomic<std::uint64_t> in_flight_{0};
-
+  LifecycleGate gate_;
   CallableTable callables_;
-
-  mutable std::mutex launch_mutex_;
-  Stream *last_serialized_stream_ = nullptr;
-  BoundRun launch_scratch_;
-  // Kernel mode with profiling, under launch_mutex_: per capturing stream, the task records
-  // its captured launches hold (the next one's profile_offset; with
-  // each_launch_from_the_first_record_, the last launch's tasks); and how many records the
-  // most recent launch or replay writes.
-  std::map<const Stream *, std::uint32_t> capture_profile_tasks_;
-  std::uint32_t last_profile_tasks_ = 0;
-  bool each_launch_from_the_first_record_ = false;
+  LaunchOrder order_;
+  std::unique_ptr<ProgramPipeline> pipeline_;
+  std::unique_ptr<KernelLauncher> launcher_;
 };
 
 }  // namespace replayrt

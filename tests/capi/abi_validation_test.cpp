@@ -1628,6 +1628,26 @@ TEST_F(AbiProgramRunTest, RunLaunchAfterContextFinalizeIsInvalidState) {
   EXPECT_EQ(stats_of(ctx_).launches, 0U);
 }
 
+// Finalize released the slot of a run prepared before it; after the context is initialized
+// again, finalizing that run releases nothing the new session's runs hold.
+TEST_F(AbiProgramRunTest, ARunFromBeforeAFinalizeReleasesNothingOfTheNextSession) {
+  rrt_run_t old = nullptr;
+  ASSERT_EQ(rrt_run_prepare(ctx_, callable_id_, &args_, &old), RRT_OK);
+  ASSERT_EQ(rrt_context_finalize(ctx_), RRT_OK);
+  ASSERT_EQ(rrt_program_init(ctx_), RRT_OK);
+  ASSERT_EQ(rrt_callable_prepare(ctx_, &callable_.desc, &callable_id_), RRT_OK) << last_message();
+  rrt_run_t first = nullptr;
+  rrt_run_t second = nullptr;
+  ASSERT_EQ(rrt_run_prepare(ctx_, callable_id_, &args_, &first), RRT_OK) << last_message();
+  ASSERT_EQ(rrt_run_prepare(ctx_, callable_id_, &args_, &second), RRT_OK) << last_message();
+  EXPECT_EQ(rrt_run_finalize(old), RRT_OK);
+  auto third = sentinel<rrt_run_t>();
+  EXPECT_REJECTED(RRT_ERR_INVALID_STATE, rrt_run_prepare, ctx_, callable_id_, &args_, &third);
+  EXPECT_EQ(rrt_run_finalize(first), RRT_OK);
+  EXPECT_EQ(rrt_run_finalize(second), RRT_OK);
+  expect_runs_correctly();
+}
+
 TEST_F(AbiProgramRunTest, RunRejectsWhatRunPrepareRejects) {
   EXPECT_REJECTED(RRT_ERR_INVALID_ARGUMENT, rrt_run, nullptr, callable_id_, &args_);
   EXPECT_REJECTED(RRT_ERR_INVALID_ARGUMENT, rrt_run, ctx_, callable_id_, nullptr);

@@ -25,8 +25,6 @@ constexpr std::uint64_t kBytes = kFloats * 4;
 // bound, not a timing expectation.
 constexpr auto kBlockedFor = std::chrono::milliseconds(100);
 
-std::atomic<std::uint64_t> next_generation{1 << 24};
-
 // Kernels over one INOUT tensor of kFloats floats.
 int gated_kernel(const rrt_kernel_args_t *, void *user) {
   const auto *gate = static_cast<std::atomic<bool> *>(user);
@@ -84,7 +82,7 @@ class Containment {
     if (mode == RRT_MODE_KERNEL) {
       rrt_kernel_config_t config{};
       config.struct_size = sizeof config;
-      config.context_generation = next_generation++;
+      config.context_generation = 0;
       EXPECT_EQ(rrt_capacity_plan_fit_all(all, 3, &config.capacity), RRT_OK);
       EXPECT_EQ(rrt_kernel_init(ctx, &config), RRT_OK);
     } else {
@@ -168,11 +166,10 @@ TEST(FailureContainmentTest, FinalizeWaitsForWorkQueuedBeforeACaptureBegan) {
   EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
 }
 
-// Finalize drains the context's streams, then releases the slots. A run launched while it
-// drains is refused: it would land on a slot finalize then releases (on CUDA, a device
-// use-after-free). The gated run holds finalize in its drain; rrt_context_profile, which is
-// never in flight for finalize's check, refused as finalized shows that finalize has begun
-// (and so passed that check, since nothing else is in flight).
+// Finalize closes the lifecycle gate, drains the context's streams, then releases the slots.
+// A run launched while it drains is refused: it would land on a slot finalize then releases
+// (on CUDA, a device use-after-free). The gated run holds finalize in its drain;
+// rrt_context_profile refused as finalized shows that finalize has closed the gate.
 TEST(FailureContainmentTest, ARunLaunchedWhileFinalizeDrainsIsRefused) {
   Containment c(RRT_MODE_PROGRAM);
   rrt_stream_t caller = c.stream();
@@ -441,7 +438,7 @@ TEST(FailureContainmentTest, AContextFinalizedBeforeAnyInitAcceptsEitherInit) {
     if (kernel) {
       rrt_kernel_config_t config{};
       config.struct_size = sizeof config;
-      config.context_generation = next_generation++;
+      config.context_generation = 0;
       EXPECT_EQ(rrt_kernel_init(ctx, &config), RRT_OK);
     } else {
       EXPECT_EQ(rrt_program_init(ctx), RRT_OK);

@@ -1,7 +1,9 @@
 // White-box tests of the engine over a counted (and fault-injectable) simulated device.
 #include "runtime/engine.h"
 
+#include <chrono>
 #include <condition_variable>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -33,7 +35,7 @@ class EngineTest : public ::testing::Test {
   void SetUp() override {
     auto faults = std::make_unique<FaultInjectingDevice>(sim_);
     faults_ = faults.get();
-    ASSERT_TRUE(Engine::create(std::move(faults), 1, &engine_).is_ok());
+    ASSERT_TRUE(Engine::create(std::move(faults), 1, generations_, &engine_).is_ok());
   }
 
   void TearDown() override { engine_.reset(); }
@@ -52,8 +54,6 @@ class EngineTest : public ::testing::Test {
   rrt_kernel_config_t plan_for(std::uint64_t n, std::uint64_t staging) {
     rrt_kernel_config_t config{};
     config.struct_size = sizeof config;
-    static std::uint64_t generation = 1000;
-    config.context_generation = ++generation;
     config.capacity.gm_heap_bytes = n * 4;
     config.capacity.gm_sm_bytes = 1024;
     config.capacity.runtime_pool_bytes = 4096;
@@ -63,6 +63,7 @@ class EngineTest : public ::testing::Test {
 
   sim::SimDevice sim_;
   FaultInjectingDevice *faults_ = nullptr;
+  GenerationRegistry generations_;
   std::unique_ptr<Engine> engine_;
 };
 
@@ -178,19 +179,21 @@ TEST_F(EngineTest, AFailedKernelInitLeavesNothingAllocatedAndTheEngineReusable) 
     EXPECT_FALSE(engine_->context().latch().is_latched());
     EXPECT_EQ(engine_->context().counters().live_bytes.load(), 0u);
     EXPECT_EQ(sim_.memory_counters().live_bytes, 0u);
-    EXPECT_EQ(engine_->check_ready().code(), RRT_ERR_INVALID_STATE);
+    EXPECT_FALSE(engine_->is_ready());
   }
   EXPECT_TRUE(engine_->context().latch().is_kernel());
-  EXPECT_TRUE(engine_->check_ready().is_ok());
+  EXPECT_TRUE(engine_->is_ready());
   EXPECT_GE(prepare_doubling(256), 0);
 }
 
 TEST_F(EngineTest, ARejectedKernelInitLeavesAReusableContext) {
   rrt_kernel_config_t config = plan_for(256, 1024);
+  config.context_generation = 1000;
   ASSERT_TRUE(kernel_init(*engine_, config).is_ok());
-  // The same generation again, on a fresh engine: rejected before latching.
+  // The same generation again, on a fresh engine of the same registry: rejected before
+  // latching.
   std::unique_ptr<Engine> other;
-  ASSERT_TRUE(Engine::create(std::make_unique<sim::SimDevice>(), 1, &other).is_ok());
+  ASSERT_TRUE(Engine::create(std::make_unique<sim::SimDevice>(), 1, generations_, &other).is_ok());
   EXPECT_EQ(kernel_init(*other, config).code(), RRT_ERR_INVALID_ARGUMENT);
   EXPECT_FALSE(other->context().latch().is_latched());
   EXPECT_TRUE(other->program_init().is_ok());
@@ -301,8 +304,9 @@ TEST_F(EngineTest, AlternatingCallablesSettleWithoutAllocationsInBothBinds) {
   ASSERT_TRUE(sim_.free(out).is_ok());
 }
 
-// A Device that forwards to a SimDevice, except that an armed allocate() blocks until the
-// test releases it: a public call can be held in progress at a known point.
+// A Device that forwards to a SimDevice, except that an armed find_allocation blocks until the
+// test releases it: a public call can be held in progress at a known point (where it checks a
+// DEVICE tensor). It counts the frees that reach the device.
 class GatedDevice final : public Device {
  public:
   explicit GatedDevice(Device &inner) : inner_(inner) {}
@@ -320,18 +324,19 @@ class GatedDevice final : public Device {
     armed_ = false;
     changed_.notify_all();
   }
-
-  void *allocate(std::size_t bytes) override {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (armed_) {
-      blocked_ = true;
-      changed_.notify_all();
-      changed_.wait(lock, [&] { return !armed_; });
-    }
-    lock.unlock();
-    return inner_.allocate(bytes);
+  std::uint64_t frees() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return frees_;
   }
-  Status free(void *ptr) override { return inner_.free(ptr); }
+
+  void *allocate(std::size_t bytes) override { return inner_.allocate(bytes); }
+  Status free(void *ptr) override {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      ++frees_;
+    }
+    return inner_.free(ptr);
+  }
   Status copy_host_to_device(void *dst, const void *src, std::size_t bytes) override {
     return inner_.copy_host_to_device(dst, src, bytes);
   }
@@ -345,6 +350,7 @@ class GatedDevice final : public Device {
     return inner_.memset(dst, value, bytes);
   }
   std::optional<AllocationInfo> find_allocation(const void *address) const override {
+    hold_if_armed();
     return inner_.find_allocation(address);
   }
   MemoryCounters memory_counters() const override { return inner_.memory_counters(); }
@@ -359,44 +365,119 @@ class GatedDevice final : public Device {
   }
 
  private:
+  void hold_if_armed() const {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (armed_) {
+      blocked_ = true;
+      changed_.notify_all();
+      changed_.wait(lock, [&] { return !armed_; });
+    }
+  }
+
   Device &inner_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
   bool armed_ = false;
-  bool blocked_ = false;
+  mutable bool blocked_ = false;
+  std::uint64_t frees_ = 0;
 };
 
-TEST(EngineFinalizeTest, FinalizeWhileACallIsInProgressIsInvalidStateAndChangesNothing) {
+// How long a call must stay blocked to count as waiting; a call that is not waiting returns
+// long before.
+constexpr auto kBlockedFor = std::chrono::milliseconds(200);
+
+// An engine over a GatedDevice, in program mode, with a 64-float copy prepared.
+struct GatedEngine {
+  GatedEngine() {
+    auto owned = std::make_unique<GatedDevice>(sim);
+    device = owned.get();
+    EXPECT_TRUE(Engine::create(std::move(owned), 1, generations, &engine).is_ok());
+    EXPECT_TRUE(engine->program_init().is_ok());
+    CallableBuilder b;
+    b.param(f32({64})).param(f32({64}, RRT_DIR_OUT));
+    b.task(testing::kCopy, {param(0), param(1)});
+    EXPECT_TRUE(engine->prepare_callable(b.desc(), &copy).is_ok());
+  }
+
   sim::SimDevice sim;
-  auto device = std::make_unique<GatedDevice>(sim);
-  GatedDevice &gate = *device;
+  GatedDevice *device = nullptr;
+  GenerationRegistry generations;
   std::unique_ptr<Engine> engine;
-  ASSERT_TRUE(Engine::create(std::move(device), 1, &engine).is_ok());
-  ASSERT_TRUE(engine->program_init().is_ok());
+  std::int32_t copy = -1;
+};
+
+// A call admitted before finalize begins completes first: finalize waits for it, then
+// releases. The prepare is held while it checks its DEVICE tensor, before it takes any lock
+// finalize also takes, so only the lifecycle gate holds finalize back. Admitted, the prepare
+// succeeds; its run is then abandoned.
+TEST(EngineFinalizeTest, FinalizeWaitsForACallInProgressAndRefusesTheNext) {
+  GatedEngine e;
+  void *in = e.sim.allocate(256);
+  std::vector<float> out(64, 0.0F);
+  const std::vector<rrt_tensor_arg_t> tensors = {{in, 256, RRT_SPACE_DEVICE},
+                                                 {out.data(), 256, RRT_SPACE_HOST}};
+  e.device->arm();
+  Status prepared;
+  std::unique_ptr<ProgramRun> run;
+  std::thread preparer([&] {
+    prepared = e.engine->run_prepare(e.copy, RunArgsView{tensors, {}}, &run);
+  });
+  e.device->wait_until_blocked();
+  std::future<Status> finalized =
+      std::async(std::launch::async, [&] { return e.engine->finalize({}); });
+  EXPECT_EQ(finalized.wait_for(kBlockedFor), std::future_status::timeout)
+      << "finalize returned while a prepare it releases was in progress";
+  e.device->release();
+  preparer.join();
+  EXPECT_TRUE(finalized.get().is_ok());
+  ASSERT_TRUE(prepared.is_ok()) << prepared.message();
+  EXPECT_FALSE(e.engine->is_ready());
+  EXPECT_EQ(e.engine->run_launch(*run, nullptr).code(), RRT_ERR_INVALID_STATE);
+  EXPECT_TRUE(e.engine->run_finalize(*run).is_ok());
+  std::int32_t id = -1;
   CallableBuilder b;
   b.param(f32({64})).param(f32({64}, RRT_DIR_OUT));
   b.task(testing::kCopy, {param(0), param(1)});
-  std::int32_t id = -1;
-  ASSERT_TRUE(engine->prepare_callable(b.desc(), &id).is_ok());
-  std::vector<float> in(64, 1.0F);
+  EXPECT_EQ(e.engine->prepare_callable(b.desc(), &id).code(), RRT_ERR_INVALID_STATE);
+  EXPECT_TRUE(e.engine->program_init().is_ok());
+  EXPECT_TRUE(e.engine->is_ready());
+  ASSERT_TRUE(e.sim.free(in).is_ok());
+}
+
+// A run launch admitted before finalize begins lands on a slot that is still held: finalize
+// waits for it to enqueue (through the gate, and the launch order's lock the launch holds),
+// drains the slot's stream and only then releases (no free reaches the device while the launch
+// is in progress), so the run computes on live memory.
+TEST(EngineFinalizeTest, ARunLaunchInProgressWhenFinalizeBeginsCompletesBeforeTheSlotIsReleased) {
+  GatedEngine e;
+  void *in = e.sim.allocate(256);
+  std::vector<float> values(64, 3.0F);
+  ASSERT_TRUE(e.sim.copy_host_to_device(in, values.data(), 256).is_ok());
   std::vector<float> out(64, 0.0F);
-  const std::vector<rrt_tensor_arg_t> tensors = {{in.data(), 256, RRT_SPACE_HOST},
+  const std::vector<rrt_tensor_arg_t> tensors = {{in, 256, RRT_SPACE_DEVICE},
                                                  {out.data(), 256, RRT_SPACE_HOST}};
-  // The run's first bind allocates; hold it there.
-  gate.arm();
-  Status prepared;
   std::unique_ptr<ProgramRun> run;
-  std::thread preparer([&] { prepared = engine->run_prepare(id, RunArgsView{tensors, {}}, &run); });
-  gate.wait_until_blocked();
-  EXPECT_EQ(engine->finalize().code(), RRT_ERR_INVALID_STATE);
-  EXPECT_TRUE(engine->check_ready().is_ok());
-  gate.release();
-  preparer.join();
-  ASSERT_TRUE(prepared.is_ok()) << prepared.message();
-  ASSERT_TRUE(engine->run_launch(*run, nullptr).is_ok());
-  ASSERT_TRUE(engine->run_finalize(*run).is_ok());
-  EXPECT_FLOAT_EQ(out[63], 1.0F);
-  EXPECT_TRUE(engine->finalize().is_ok());
+  ASSERT_TRUE(e.engine->run_prepare(e.copy, RunArgsView{tensors, {}}, &run).is_ok());
+  // The launch checks its DEVICE tensor's allocation under its ticket; hold it there.
+  e.device->arm();
+  Status launched;
+  std::thread launcher([&] { launched = e.engine->run_launch(*run, nullptr); });
+  e.device->wait_until_blocked();
+  const std::uint64_t frees_before = e.device->frees();
+  std::future<Status> finalized =
+      std::async(std::launch::async, [&] { return e.engine->finalize({}); });
+  EXPECT_EQ(finalized.wait_for(kBlockedFor), std::future_status::timeout)
+      << "finalize returned while a run launch was in progress";
+  EXPECT_EQ(e.device->frees(), frees_before)
+      << "finalize released memory while a run launch was in progress";
+  e.device->release();
+  launcher.join();
+  ASSERT_TRUE(launched.is_ok()) << launched.message();
+  EXPECT_TRUE(finalized.get().is_ok());
+  EXPECT_TRUE(e.engine->run_finalize(*run).is_ok());
+  EXPECT_FLOAT_EQ(out[0], 3.0F);
+  EXPECT_FLOAT_EQ(out[63], 3.0F);
+  ASSERT_TRUE(e.sim.free(in).is_ok());
 }
 
 }  // namespace

@@ -54,7 +54,7 @@ class Fixture {
   explicit Fixture(const std::function<void(rrt_capacity_plan_t *)> &adjust_plan) {
     auto device = std::make_unique<sim::SimDevice>();
     device_ = device.get();
-    EXPECT_TRUE(Engine::create(std::move(device), 1, &engine_).is_ok());
+    EXPECT_TRUE(Engine::create(std::move(device), 1, generations_, &engine_).is_ok());
     engine_->context().enable_profiling();
     CallableBuilder a = axpy(RRT_BIND_DEVICE_BUILD, kN, 2.0F);
     CallableBuilder b = axpy(RRT_BIND_HOST_BUILD, kN, 3.0F);
@@ -62,8 +62,7 @@ class Fixture {
     rrt_capacity_plan_t plan{};
     EXPECT_TRUE(fit_capacity_plan(descs, PlanFit::kSideBySide, &plan).is_ok());
     adjust_plan(&plan);
-    static std::uint64_t generation = 7000;
-    EXPECT_TRUE(engine_->kernel_init(plan, ++generation, kProfileShape).is_ok());
+    EXPECT_TRUE(engine_->kernel_init(plan, 0, kProfileShape).is_ok());
     EXPECT_TRUE(engine_->prepare_callable(a.desc(), &a_).is_ok());
     EXPECT_TRUE(engine_->prepare_callable(b.desc(), &b_).is_ok());
     EXPECT_TRUE(device_->create_stream(&stream_).is_ok());
@@ -161,6 +160,7 @@ class Fixture {
   }
 
   sim::SimDevice *device_ = nullptr;
+  GenerationRegistry generations_;
   std::unique_ptr<Engine> engine_;
   std::int32_t a_ = -1;
   std::int32_t b_ = -1;

@@ -2,7 +2,10 @@
 // transfer (upload, zeroing) the call makes on a clean run is failed in turn. The failed call must
 // leave the context's statistics, every region's capacity, use and base changes, and every bank
 // base as they were; the same call then succeeds, and the context still does everything its plan
-// was fitted for.
+// was fitted for (in kernel mode: prepare and launch the other callable, and replay bit for bit
+// a graph captured before the failure).
+#include <bit>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -41,12 +44,13 @@ struct Rig {
   Rig() {
     auto device = std::make_unique<FaultInjectingDevice>(sim);
     faults = device.get();
-    EXPECT_TRUE(Engine::create(std::move(device), 1, &engine).is_ok());
+    EXPECT_TRUE(Engine::create(std::move(device), 1, generations, &engine).is_ok());
     engine->context().enable_profiling();
   }
 
   sim::SimDevice sim;
   FaultInjectingDevice *faults = nullptr;
+  GenerationRegistry generations;
   std::unique_ptr<Engine> engine;
   CallableBuilder a = axpy(RRT_BIND_DEVICE_BUILD, kN, 2.0F);
   CallableBuilder b = axpy(RRT_BIND_HOST_BUILD, kN, 3.0F);
@@ -55,14 +59,90 @@ struct Rig {
   std::vector<float> in = std::vector<float>(4 * kN, 1.0F);
   std::vector<float> out = std::vector<float>(4 * kN, 0.0F);
   std::unique_ptr<ProgramRun> run;
+  // A graph captured before the swept call (captured_graph), over two device buffers, and
+  // what its replay wrote then.
+  std::unique_ptr<Stream> stream;
+  std::unique_ptr<Graph> graph;
+  void *device_in = nullptr;
+  void *device_out = nullptr;
+  std::vector<float> replayed;
+
+  Rig(const Rig &) = delete;
+  Rig &operator=(const Rig &) = delete;
+  Rig(Rig &&) = delete;
+  Rig &operator=(Rig &&) = delete;
+  ~Rig() {
+    graph.reset();
+    if (stream) {
+      (void)stream->synchronize();
+    }
+    stream.reset();
+    run.reset();
+    engine.reset();
+    (void)sim.free(device_in);
+    (void)sim.free(device_out);
+  }
 };
 
+RunArgsView device_args(Rig &rig, std::vector<rrt_tensor_arg_t> *tensors) {
+  *tensors = {{rig.device_in, kN * 4, RRT_SPACE_DEVICE},
+              {rig.device_out, kN * 4, RRT_SPACE_DEVICE}};
+  return RunArgsView{*tensors, {}};
+}
+
+// Replays the captured graph on fresh inputs and returns what it wrote.
+std::vector<float> replay_captured(Rig &rig) {
+  std::vector<float> values(kN);
+  for (std::uint64_t i = 0; i < kN; ++i) {
+    values[i] = 0.25F + static_cast<float>(i) / 7.0F;
+  }
+  std::vector<float> result(kN, -1.0F);
+  EXPECT_TRUE(rig.sim.memset(rig.device_out, 0, kN * 4).is_ok());
+  EXPECT_TRUE(rig.sim.copy_host_to_device(rig.device_in, values.data(), kN * 4).is_ok());
+  EXPECT_TRUE(rig.engine->replay(*rig.graph, *rig.stream).is_ok());
+  EXPECT_TRUE(rig.stream->synchronize().is_ok());
+  EXPECT_TRUE(rig.sim.copy_device_to_host(result.data(), rig.device_out, kN * 4).is_ok());
+  return result;
+}
+
+// Captures one kernel-mode launch of callable `id` over the rig's device buffers and
+// replays it once, keeping what it wrote.
+void capture_and_replay(Rig &rig, std::int32_t id) {
+  rig.device_in = rig.sim.allocate(kN * 4);
+  rig.device_out = rig.sim.allocate(kN * 4);
+  ASSERT_TRUE(rig.sim.create_stream(&rig.stream).is_ok());
+  std::vector<rrt_tensor_arg_t> tensors;
+  ASSERT_TRUE(rig.stream->begin_capture().is_ok());
+  ASSERT_TRUE(rig.engine->kernel_launch(id, device_args(rig, &tensors), *rig.stream).is_ok());
+  ASSERT_TRUE(rig.stream->end_capture(&rig.graph).is_ok());
+  rig.replayed = replay_captured(rig);
+}
+
+// After a failure: the graph captured before replays bit for bit, and the callable
+// prepared as `id` launches and computes y = factor * x + x.
+void expect_capture_and_launch_work(Rig &rig, std::int32_t id, float factor) {
+  const std::vector<float> again = replay_captured(rig);
+  for (std::uint64_t i = 0; i < kN; ++i) {
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(again[i]), std::bit_cast<std::uint32_t>(rig.replayed[i]))
+        << "a graph captured before the failure replays differently at " << i;
+  }
+  std::vector<rrt_tensor_arg_t> tensors;
+  std::vector<float> values(kN, 2.0F);
+  ASSERT_TRUE(rig.sim.copy_host_to_device(rig.device_in, values.data(), kN * 4).is_ok());
+  const Status launched = rig.engine->kernel_launch(id, device_args(rig, &tensors), *rig.stream);
+  ASSERT_TRUE(launched.is_ok()) << launched.message();
+  ASSERT_TRUE(rig.stream->synchronize().is_ok());
+  std::vector<float> result(kN);
+  ASSERT_TRUE(rig.sim.copy_device_to_host(result.data(), rig.device_out, kN * 4).is_ok());
+  EXPECT_FLOAT_EQ(result[0], 2.0F * factor + 2.0F);
+  EXPECT_FLOAT_EQ(result[kN - 1], 2.0F * factor + 2.0F);
+}
+
 Status kernel_init(Rig &rig, std::uint32_t profile_tasks) {
-  static std::uint64_t generation = 9000;
   const rrt_callable_desc_t *descs[] = {&rig.a.desc(), &rig.b.desc()};
   rrt_capacity_plan_t plan{};
   EXPECT_TRUE(fit_capacity_plan(descs, PlanFit::kSideBySide, &plan).is_ok());
-  return rig.engine->kernel_init(plan, ++generation, profile_tasks);
+  return rig.engine->kernel_init(plan, 0, profile_tasks);
 }
 
 Status prepare(Rig &rig, CallableBuilder &builder) {
@@ -147,6 +227,22 @@ std::vector<PublicCall> public_calls() {
          const Status other = prepare(rig, rig.a);
          EXPECT_TRUE(other.is_ok()) << other.message();
        }},
+      {"KernelPrepareDeviceBuildAfterACapture",
+       [](Rig &rig) {
+         ASSERT_TRUE(kernel_init(rig, 0).is_ok());
+         ASSERT_TRUE(prepare(rig, rig.b).is_ok());
+         capture_and_replay(rig, 0);
+       },
+       [](Rig &rig) { return prepare(rig, rig.a); }, true,
+       [](Rig &rig) { expect_capture_and_launch_work(rig, 1, 2.0F); }},
+      {"KernelPrepareHostBuildAfterACapture",
+       [](Rig &rig) {
+         ASSERT_TRUE(kernel_init(rig, 0).is_ok());
+         ASSERT_TRUE(prepare(rig, rig.a).is_ok());
+         capture_and_replay(rig, 0);
+       },
+       [](Rig &rig) { return prepare(rig, rig.b); }, true,
+       [](Rig &rig) { expect_capture_and_launch_work(rig, 1, 3.0F); }},
       {"ProgramFirstRunDeviceBuild",
        program_with_callables,
        [](Rig &rig) { return run_prepare(rig, 0, kN); },
@@ -202,7 +298,6 @@ TEST_P(PublicCallFailureSweepTest, AFailureAtAnyPointChangesNothingAndTheCallSuc
     for (std::uint64_t n = 1; n <= rig.faults->allocation_attempts() - allocations; ++n) {
       points.push_back({false, n});
     }
-    ASSERT_GE(points.size(), 2u) << "the call must allocate for the sweep to mean anything";
     if (call.sweeps_transfers) {
       const std::uint64_t made = rig.faults->transfer_attempts() - transfers;
       ASSERT_GE(made, 1u) << "the call must transfer for the sweep to mean anything";
@@ -210,6 +305,8 @@ TEST_P(PublicCallFailureSweepTest, AFailureAtAnyPointChangesNothingAndTheCallSuc
         points.push_back({true, n});
       }
     }
+    ASSERT_FALSE(points.empty()) << "the call must allocate or transfer for the sweep to mean "
+                                    "anything";
   }
   for (const FailurePoint &point : points) {
     SCOPED_TRACE(::testing::Message()

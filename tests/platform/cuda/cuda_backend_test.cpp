@@ -587,7 +587,7 @@ class CapturedByTheOwnerTest : public CudaBackendTest {
     std::unique_ptr<Device> device;
     ASSERT_TRUE(CudaDevice::create(fake_.api(), 0, {}, &device).is_ok());
     cuda_ = device.get();
-    ASSERT_TRUE(Engine::create(std::move(device), 1, &engine_).is_ok());
+    ASSERT_TRUE(Engine::create(std::move(device), 1, generations_, &engine_).is_ok());
     ASSERT_EQ(fake_.api().stream_create_with_flags(&native_, cudaStreamNonBlocking), cudaSuccess);
     ASSERT_TRUE(cuda_->wrap_native_stream(native_, &wrapped_).is_ok());
     x_ = cuda_->allocate(256);
@@ -614,6 +614,7 @@ class CapturedByTheOwnerTest : public CudaBackendTest {
   RunArgsView args() const { return RunArgsView{tensors_, {}}; }
 
   Device *cuda_ = nullptr;
+  GenerationRegistry generations_;
   std::unique_ptr<Engine> engine_;
   cudaStream_t native_ = nullptr;
   std::unique_ptr<Stream> wrapped_;

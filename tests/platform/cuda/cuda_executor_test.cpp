@@ -100,8 +100,9 @@ TEST_F(CudaExecutorTest, AKernelModeLaunchReadsNoDeviceMemoryAndSynchronizesNoth
   std::unique_ptr<Device> device;
   ASSERT_TRUE(CudaDevice::create(fake_.api(), 0, {}, &device).is_ok());
   Device &cuda = *device;
+  GenerationRegistry generations;
   std::unique_ptr<Engine> engine;
-  ASSERT_TRUE(Engine::create(std::move(device), 1, &engine).is_ok());
+  ASSERT_TRUE(Engine::create(std::move(device), 1, generations, &engine).is_ok());
   rrt_capacity_plan_t plan{};
   plan.gm_heap_bytes = 1024;
   plan.gm_sm_bytes = 1024;

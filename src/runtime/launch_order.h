@@ -1,0 +1,53 @@
+// LaunchOrder: the context-wide order of kernel-mode launches, eager runs and replays across
+// streams, and the admission lock that orders them with caller frees.
+#pragma once
+
+#include <memory>
+#include <mutex>
+
+#include "common/status.h"
+#include "platform/device.h"
+
+namespace replayrt {
+
+// Ordered work (launches, eager runs and replays outside captures) on one stream waits for
+// the previous ordered stream's last work through a tail event, so two of them never share
+// gm_heap, gm_sm or staging at once. The wait carries completion only, never the other
+// stream's failure.
+//
+// Thread safety: mutex() is the admission lock: a launch, run launch or replay holds it from
+// checking its addresses to its last enqueue, and a caller free holds it while it waits and
+// frees, so the two never interleave. Every other member requires the caller to hold it,
+// except wait_for_tail().
+class LaunchOrder {
+ public:
+  // `tail` is an event of the device whose streams are ordered.
+  explicit LaunchOrder(std::unique_ptr<Event> tail) noexcept : tail_(std::move(tail)) {}
+
+  std::mutex &mutex() const noexcept { return mutex_; }
+
+  // True when `stream` enqueued the last ordered work (so its next work is ordered already).
+  bool is_last(const Stream &stream) const noexcept { return last_ == &stream; }
+  // Makes `stream`'s next work wait for the tail: the last ordered work of the previous
+  // stream (or where forget() ended one). Does nothing when `stream` is the last one.
+  Status wait_for_previous(Stream &stream);
+  // Records that `stream` enqueued the last ordered work.
+  void mark_last(Stream &stream) noexcept { last_ = &stream; }
+  // Records the tail event after the last ordered work, so wait_for_tail() returns once it
+  // completed. Nothing to record when nothing was ordered.
+  Status record_tail();
+  // Blocks until the work the last record_tail() marked has completed.
+  void wait_for_tail() const;
+  // `stream` begins capturing or is destroyed: its ordered work ends here (the tail records
+  // after it), and its next work is ordered like another stream's.
+  void forget(Stream &stream);
+  // Forgets every stream (the context was finalized and its streams drained).
+  void reset() noexcept { last_ = nullptr; }
+
+ private:
+  mutable std::mutex mutex_;
+  std::unique_ptr<Event> tail_;
+  Stream *last_ = nullptr;
+};
+
+}  // namespace replayrt

@@ -1,0 +1,186 @@
+#include "runtime/program_pipeline.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "runtime/run_args.h"
+
+namespace replayrt {
+
+Status ProgramPipeline::create(Device &device, DeviceContext &context, Executor &executor,
+                               LaunchOrder &order, std::unique_ptr<ProgramPipeline> *out) {
+  std::unique_ptr<ProgramPipeline> pipeline(new ProgramPipeline(device, context, executor, order));
+  for (auto &stream : pipeline->own_streams_) {
+    RRT_RETURN_IF_ERROR(device.create_stream(&stream));
+  }
+  for (auto &event : pipeline->slot_done_) {
+    RRT_RETURN_IF_ERROR(device.create_event(&event));
+  }
+  for (auto &event : pipeline->slot_used_) {
+    RRT_RETURN_IF_ERROR(device.create_event(&event));
+  }
+  *out = std::move(pipeline);
+  return Status::ok();
+}
+
+ProgramPipeline::~ProgramPipeline() {
+  (void)synchronize_own_streams();
+}
+
+Status ProgramPipeline::prepare(std::int32_t callable_id, const CallableTable::Record &record,
+                                const RunArgsView &args, std::uint64_t session,
+                                std::unique_ptr<ProgramRun> *out) {
+  RRT_RETURN_IF_ERROR(validate_run_args(*record.callable, args, device_));
+  std::vector<CapturedAddress> device_tensors = device_tensor_allocations(args, device_);
+
+  int slot = -1;
+  RRT_RETURN_IF_ERROR(context_.claim_slot(&slot));
+  // The slot's blocks may still be in use by a replay or an earlier run; the bind may upload
+  // into them.
+  slot_used_[static_cast<std::size_t>(slot)]->wait();
+  auto run = std::make_unique<ProgramRun>();
+  run->slot_ = slot;
+  run->callable_ = record.callable;
+  run->executable_ = record.executable;
+  run->strategy_ = &bind_strategy(record.callable->bind());
+  run->device_tensors_ = std::move(device_tensors);
+  run->session_ = session;
+  Status bound = run->strategy_->bind(context_.slot(slot), bind_request(callable_id, record, args),
+                                      &run->bound_);
+  if (!bound.is_ok()) {
+    context_.release_slot(slot);
+    return bound;
+  }
+  *out = std::move(run);
+  return Status::ok();
+}
+
+Status ProgramPipeline::launch(ProgramRun &run, Stream *stream, std::uint64_t session) {
+  if (run.session_ != session) {
+    run.state_ = ProgramRun::State::kAbandoned;
+  }
+  if (run.state_ != ProgramRun::State::kPrepared) {
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         "the run is not in the prepared state (it was launched already, or "
+                         "its context was finalized)");
+  }
+  Stream &target = stream != nullptr ? *stream : *own_streams_[static_cast<std::size_t>(run.slot_)];
+  if (target.capture_is_foreign()) {
+    // A program-mode run's buffers may move later (free + malloc); a graph replayrt does not
+    // own could not be checked for it at replay.
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         "program-mode runs cannot be captured by a capture replayrt does not "
+                         "own (the stream's native stream is being captured by its owner); "
+                         "capture a kernel-mode launch, whose addresses never move, instead");
+  }
+  // Under the admission lock, so a free of a tensor's buffer comes wholly before or after
+  // the launch.
+  const std::lock_guard<std::mutex> lock(order_.mutex());
+  RRT_RETURN_IF_ERROR(check_device_tensor_allocations(run.device_tensors_, device_));
+  run.captured_ = target.is_capturing();
+  Status enqueued;
+  if (run.captured_) {
+    enqueued = enqueue_bound(executor_, *run.executable_, run.bound_, target);
+  } else {
+    enqueued = order_.wait_for_previous(target);
+    if (enqueued.is_ok()) {
+      order_.mark_last(target);
+      enqueued = enqueue_bound(executor_, *run.executable_, run.bound_, target);
+    }
+    const auto slot = static_cast<std::size_t>(run.slot_);
+    if (enqueued.is_ok()) {
+      enqueued = target.record_event(*slot_done_[slot]);
+    }
+    if (enqueued.is_ok()) {
+      enqueued = target.record_event(*slot_used_[slot]);
+    }
+  }
+  if (!enqueued.is_ok()) {
+    run.state_ = ProgramRun::State::kFailed;
+    return enqueued;
+  }
+  run.stream_ = &target;
+  run.state_ = ProgramRun::State::kLaunched;
+  context_.counters().launches.fetch_add(1, std::memory_order_relaxed);
+  return Status::ok();
+}
+
+Status ProgramPipeline::wait(ProgramRun &run) {
+  if (run.state_ == ProgramRun::State::kCompleted) {
+    return Status::ok();
+  }
+  if (run.state_ != ProgramRun::State::kLaunched) {
+    return Status::error(RRT_ERR_INVALID_STATE, "the run was not launched");
+  }
+  if (run.captured_) {
+    run.state_ = ProgramRun::State::kCompleted;
+    return Status::ok();
+  }
+  Status done = slot_done_[static_cast<std::size_t>(run.slot_)]->synchronize();
+  if (!done.is_ok()) {
+    run.state_ = ProgramRun::State::kFailed;
+    return done;
+  }
+  run.state_ = ProgramRun::State::kCompleted;
+  return Status::ok();
+}
+
+Status ProgramPipeline::finalize(ProgramRun &run, std::uint64_t session) {
+  Status waited;
+  if (run.state_ == ProgramRun::State::kLaunched) {
+    waited = wait(run);
+  }
+  if (run.session_ == session && run.state_ != ProgramRun::State::kAbandoned) {
+    context_.release_slot(run.slot_);
+  }
+  run.state_ = ProgramRun::State::kAbandoned;
+  return waited;
+}
+
+Status ProgramPipeline::profile(const ProgramRun &run, std::uint64_t session,
+                                LaunchProfile *out) const {
+  if (run.session_ != session) {
+    return Status::error(RRT_ERR_INVALID_STATE, "the run's context was finalized since");
+  }
+  if (run.state_ != ProgramRun::State::kCompleted || run.captured_) {
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         "the run has not completed (wait for it before reading its profile)");
+  }
+  out->tasks.resize(run.callable_->tasks().size());
+  std::uint32_t read = 0;
+  RRT_RETURN_IF_ERROR(context_.read_task_records(run.slot_, &out->launch, out->tasks.data(),
+                                                 static_cast<std::uint32_t>(out->tasks.size()),
+                                                 &read));
+  out->tasks.resize(std::min<std::size_t>(read, out->launch.tasks));
+  return Status::ok();
+}
+
+Status ProgramPipeline::record_replay(Stream &stream) {
+  for (auto &used : slot_used_) {
+    RRT_RETURN_IF_ERROR(stream.record_event(*used));
+  }
+  return Status::ok();
+}
+
+Status ProgramPipeline::synchronize_own_streams() {
+  Status first;
+  for (auto &stream : own_streams_) {
+    if (!stream) {
+      continue;
+    }
+    Status failure = stream->synchronize();
+    if (first.is_ok()) {
+      first = std::move(failure);
+    }
+  }
+  return first;
+}
+
+Status ProgramPipeline::wait_own_streams_idle() {
+  for (auto &stream : own_streams_) {
+    RRT_RETURN_IF_ERROR(stream->wait_idle());
+  }
+  return Status::ok();
+}
+
+}  // namespace replayrt
