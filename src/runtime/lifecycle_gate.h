@@ -51,8 +51,9 @@ class LifecycleGate {
   LifecycleGate(LifecycleGate &&) = delete;
   LifecycleGate &operator=(LifecycleGate &&) = delete;
 
-  // Admits a call into *ticket while the gate is open. Otherwise RRT_ERR_INVALID_STATE saying
-  // why (never initialized, or finalized) and *ticket stays empty.
+  // Admits a call into *ticket (empty on entry) while the gate is open. Otherwise
+  // RRT_ERR_INVALID_STATE saying why (never initialized, or finalized), and *ticket stays
+  // empty.
   Status enter(Ticket *ticket);
   // Opens a closed gate and starts a new session. A no-op on an open gate.
   void open() noexcept;
