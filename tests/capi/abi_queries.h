@@ -1,9 +1,10 @@
-// C ABI calls the public-interface tests make over and over: a context's statistics and the
-// argument block of a run.
+// C ABI calls the public-interface tests make over and over: a context's statistics, the
+// argument block of a run, this thread's last error detail and a kernel's id.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include <replayrt/replayrt.h>
 
@@ -26,6 +27,25 @@ inline rrt_run_args_t run_args(std::span<const rrt_tensor_arg_t> tensors) {
   args.num_tensors = static_cast<std::uint32_t>(tensors.size());
   args.tensors = tensors.data();
   return args;
+}
+
+// This thread's last error detail (rrt_last_error's status is not checked).
+inline rrt_error_detail_t last_error() {
+  rrt_error_detail_t detail{};
+  (void)rrt_last_error(&detail);
+  return detail;
+}
+
+// The message of this thread's last error detail.
+inline std::string last_message() {
+  return last_error().message;
+}
+
+// The id rrt_kernel_lookup finds for `name` in `ctx`; a failing lookup fails the test.
+inline std::int32_t lookup_kernel(rrt_context_t ctx, const char *name) {
+  std::int32_t id = -1;
+  EXPECT_EQ(rrt_kernel_lookup(ctx, name, &id), RRT_OK);
+  return id;
 }
 
 }  // namespace replayrt::testing

@@ -20,6 +20,8 @@
 
 namespace {
 
+using replayrt::testing::last_error;
+using replayrt::testing::last_message;
 using replayrt::testing::stats_of;
 
 constexpr std::uint32_t kElements = 4;
@@ -61,16 +63,6 @@ void store_raw(Enum *field, std::int32_t value) {
 std::uint64_t unique_generation() {
   static std::atomic<std::uint64_t> next{0xab1000};
   return next.fetch_add(1);
-}
-
-rrt_error_detail_t last_error() {
-  rrt_error_detail_t detail{};
-  (void)rrt_last_error(&detail);
-  return detail;
-}
-
-std::string last_message() {
-  return last_error().message;
 }
 
 // Records a failure of some function other than `function`, so that a detail left over from an

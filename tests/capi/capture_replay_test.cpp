@@ -15,6 +15,7 @@
 
 namespace {
 
+using replayrt::testing::lookup_kernel;
 using replayrt::testing::run_args;
 using replayrt::testing::stats_of;
 
@@ -26,12 +27,6 @@ rrt_context_t make_context(unsigned workers = 1) {
   rrt_context_t ctx = nullptr;
   EXPECT_EQ(rrt_context_create(&options, &ctx), RRT_OK);
   return ctx;
-}
-
-std::int32_t kernel(rrt_context_t ctx, const char *name) {
-  std::int32_t id = -1;
-  EXPECT_EQ(rrt_kernel_lookup(ctx, name, &id), RRT_OK);
-  return id;
 }
 
 // out = (in * factor) + in, over `n` floats: two tasks through one intermediate.
@@ -53,8 +48,8 @@ class AxpyCallable {
     add_ops_[0] = {RRT_OPERAND_INTERMEDIATE, 0};
     add_ops_[1] = {RRT_OPERAND_PARAM, 0};
     add_ops_[2] = {RRT_OPERAND_PARAM, 1};
-    tasks_[0] = {kernel(ctx, "scale"), 3, scale_ops_};
-    tasks_[1] = {kernel(ctx, "add"), 3, add_ops_};
+    tasks_[0] = {lookup_kernel(ctx, "scale"), 3, scale_ops_};
+    tasks_[1] = {lookup_kernel(ctx, "add"), 3, add_ops_};
     desc_.struct_size = sizeof desc_;
     desc_.bind = RRT_BIND_DEVICE_BUILD;
     desc_.num_params = 2;

@@ -18,17 +18,12 @@
 namespace {
 
 using replayrt::testing::FakeCuda;
+using replayrt::testing::last_message;
 using replayrt::testing::platform_fake_cuda;
 using replayrt::testing::run_args;
 
 constexpr std::uint64_t kFloats = 64;
 constexpr std::uint64_t kBytes = kFloats * 4;
-
-std::string last_message() {
-  rrt_error_detail_t detail{};
-  (void)rrt_last_error(&detail);
-  return detail.message;
-}
 
 // A kernel-mode CUDA context with one callable of one task over one INOUT tensor.
 class CudaPlatformTest : public ::testing::Test {

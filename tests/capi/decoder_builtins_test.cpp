@@ -14,13 +14,8 @@
 
 namespace {
 
+using replayrt::testing::last_message;
 using replayrt::testing::run_args;
-
-std::string last_message() {
-  rrt_error_detail_t detail{};
-  (void)rrt_last_error(&detail);
-  return detail.message;
-}
 
 rrt_tensor_desc_t tensor(rrt_dtype_t dtype, std::uint64_t elements, rrt_direction_t direction) {
   rrt_tensor_desc_t desc{};

@@ -14,18 +14,13 @@
 
 namespace {
 
+using replayrt::testing::last_message;
 using replayrt::testing::run_args;
 using replayrt::testing::stats_of;
 
 constexpr std::uint64_t kN = 256;
 constexpr std::uint64_t kBytes = kN * sizeof(float);
 constexpr std::uint32_t kV11DescSize = offsetof(rrt_callable_desc_t, num_views);
-
-std::string last_message() {
-  rrt_error_detail_t detail{};
-  (void)rrt_last_error(&detail);
-  return detail.message;
-}
 
 rrt_context_t make_context(bool profiling = false) {
   rrt_context_options_t options{};

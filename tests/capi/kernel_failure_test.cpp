@@ -18,6 +18,7 @@
 
 namespace {
 
+using replayrt::testing::last_message;
 using replayrt::testing::run_args;
 
 constexpr std::uint32_t kTasks = 8;
@@ -48,12 +49,6 @@ int succeeding_kernel(const rrt_kernel_args_t * /*args*/, void * /*user*/) {
 std::uint64_t unique_generation() {
   static std::atomic<std::uint64_t> next{0xfa11000};
   return next.fetch_add(1);
-}
-
-std::string last_message() {
-  rrt_error_detail_t detail{};
-  (void)rrt_last_error(&detail);
-  return detail.message;
 }
 
 // kTasks independent tasks of one kernel over one DEVICE tensor, so that with several device

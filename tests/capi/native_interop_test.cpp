@@ -8,19 +8,17 @@
 
 #include <gtest/gtest.h>
 
+#include "abi_queries.h"
+
 namespace {
+
+using replayrt::testing::last_message;
 
 rrt_context_options_t options_for(rrt_platform_t platform) {
   rrt_context_options_t options{};
   options.struct_size = sizeof options;
   options.platform = platform;
   return options;
-}
-
-std::string last_message() {
-  rrt_error_detail_t detail{};
-  (void)rrt_last_error(&detail);
-  return detail.message;
 }
 
 int native_noop(const rrt_kernel_args_t *, void *, void *) {

@@ -16,6 +16,7 @@
 
 namespace {
 
+using replayrt::testing::last_message;
 using replayrt::testing::register_host_kernel;
 using replayrt::testing::test_platform;
 using replayrt::testing::testing_on_cuda;
@@ -25,12 +26,6 @@ constexpr std::uint32_t kMaxScalarOperands = RRT_KERNEL_MAX_SCALARS;
 constexpr std::uint32_t kMaxTensorOperands = RRT_KERNEL_MAX_TENSORS;
 constexpr std::uint64_t kElements = 4;
 constexpr std::uint64_t kTensorBytes = kElements * sizeof(float);
-
-std::string last_message() {
-  rrt_error_detail_t detail{};
-  (void)rrt_last_error(&detail);
-  return detail.message;
-}
 
 // What checking_kernel expects: the tensor addresses and the scalar values, in operand order.
 struct ExpectedOperands {

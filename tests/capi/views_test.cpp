@@ -16,6 +16,8 @@
 
 namespace {
 
+using replayrt::testing::last_message;
+using replayrt::testing::lookup_kernel;
 using replayrt::testing::run_args;
 using replayrt::testing::stats_of;
 
@@ -27,12 +29,6 @@ rrt_context_t make_context(unsigned workers) {
   rrt_context_t ctx = nullptr;
   EXPECT_EQ(rrt_context_create(&options, &ctx), RRT_OK);
   return ctx;
-}
-
-std::int32_t kernel(rrt_context_t ctx, const char *name) {
-  std::int32_t id = -1;
-  EXPECT_EQ(rrt_kernel_lookup(ctx, name, &id), RRT_OK);
-  return id;
 }
 
 rrt_tensor_desc_t tensor(rrt_dtype_t dtype, std::initializer_list<std::uint64_t> shape,
@@ -65,12 +61,6 @@ rrt_view_desc_t view(rrt_operand_kind_t base_kind, std::uint32_t base,
   desc.offset_stride = stride;
   desc.offset_value_max = max;
   return desc;
-}
-
-std::string last_message() {
-  rrt_error_detail_t detail{};
-  rrt_last_error(&detail);
-  return detail.message;
 }
 
 // A 1.2 callable descriptor owning its arrays.
@@ -220,7 +210,7 @@ class ViewsTest : public ::testing::TestWithParam<rrt_bind_strategy_t> {
 TEST_P(ViewsTest, ACallableTakesAllItsWeightsAsOneParamThroughViews) {
   constexpr std::uint64_t K = 4, N = 3;
   program_context();
-  ASSERT_EQ(kernel(ctx_, "matmul"), kMatmul);
+  ASSERT_EQ(lookup_kernel(ctx_, "matmul"), kMatmul);
   const std::int32_t matmul = kMatmul;
   Desc d(GetParam());
   d.param(tensor(RRT_DTYPE_F32, {K * N + N * N}))  // both weights
@@ -280,7 +270,7 @@ TEST_P(ViewsTest, ACapturedMatmulWritesTheCacheRowThatADeviceValueNamesAtEachRep
   using C = CacheRowCallable;
   CacheRowCallable callable(GetParam());
   kernel_context(callable.desc());
-  ASSERT_EQ(kernel(ctx_, "matmul"), kMatmul);
+  ASSERT_EQ(lookup_kernel(ctx_, "matmul"), kMatmul);
   std::int32_t id = -1;
   ASSERT_EQ(rrt_callable_prepare(ctx_, callable.desc(), &id), RRT_OK) << last_message();
 
@@ -329,7 +319,7 @@ TEST_P(ViewsTest, ADeviceValueScalarIsReadAtEachReplay) {
       .device_value(RRT_OPERAND_PARAM, 1, 1)
       .task(kScale, {param_op(0), param_op(2), value_op(0)});  // out = in * factor
   kernel_context(d.desc());
-  ASSERT_EQ(kernel(ctx_, "scale"), kScale);
+  ASSERT_EQ(lookup_kernel(ctx_, "scale"), kScale);
   std::int32_t id = -1;
   ASSERT_EQ(rrt_callable_prepare(ctx_, d.desc(), &id), RRT_OK) << last_message();
   void *in = upload(std::vector<float>(kN, 3.0F));
@@ -365,7 +355,7 @@ TEST_P(ViewsTest, ATaskReadingABaseWaitsForTheTasksWritingItThroughViews) {
       .task(kFill, {view_op(0), imm(static_cast<std::uint32_t>(rrt_scalar_from_f32(1.0F)))})
       .task(kFill, {view_op(1), imm(static_cast<std::uint32_t>(rrt_scalar_from_f32(2.0F)))})
       .task(kCopy, {inter_op(0), param_op(0)});
-  ASSERT_EQ(kernel(ctx_, "copy"), kCopy);
+  ASSERT_EQ(lookup_kernel(ctx_, "copy"), kCopy);
   std::int32_t id = -1;
   ASSERT_EQ(rrt_callable_prepare(ctx_, d.desc(), &id), RRT_OK) << last_message();
   std::vector<float> expected(2 * kHalf, 1.0F);
@@ -383,7 +373,7 @@ TEST_P(ViewsTest, ViewAndDeviceValueErrorsAreRefusedAtPrepareWithNothingChanged)
   using C = CacheRowCallable;
   CacheRowCallable probe(GetParam());
   kernel_context(probe.desc());
-  ASSERT_EQ(kernel(ctx_, "fill"), kFill);
+  ASSERT_EQ(lookup_kernel(ctx_, "fill"), kFill);
   const rrt_stats_t before = stats_of(ctx_);
   struct Case {
     const char *what;

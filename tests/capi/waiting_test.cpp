@@ -17,16 +17,11 @@
 
 namespace {
 
+using replayrt::testing::last_message;
 using replayrt::testing::run_args;
 
 constexpr std::uint64_t kElements = 4;
 constexpr std::uint64_t kTensorBytes = kElements * sizeof(float);
-
-std::string last_message() {
-  rrt_error_detail_t detail{};
-  (void)rrt_last_error(&detail);
-  return detail.message;
-}
 
 // A kernel that holds its task until the test opens the gate, then returns `result`.
 struct Gate {

@@ -14,16 +14,13 @@
 
 #include <gtest/gtest.h>
 
+#include "capi/abi_queries.h"
 #include "hidden_pointer_kernel.h"
 #include "support/gpu_skip.h"
 
 namespace {
 
-std::string last_message() {
-  rrt_error_detail_t detail{};
-  (void)rrt_last_error(&detail);
-  return detail.message;
-}
+using replayrt::testing::last_message;
 
 rrt_context_t make_context(rrt_platform_t platform) {
   rrt_context_options_t options{};

@@ -22,6 +22,11 @@ bool mentions(const Status &status, const char *text) {
   return status.message().find(text) != std::string::npos;
 }
 
+// Runs gate.close_and_drain() on another thread; the future is ready once the drain returns.
+std::future<void> close_and_drain_on_another_thread(LifecycleGate &gate) {
+  return std::async(std::launch::async, [&gate] { gate.close_and_drain(); });
+}
+
 // Spins until close_and_drain() on another thread has closed the gate.
 void wait_until_closed(const LifecycleGate &gate) {
   while (gate.is_open()) {
@@ -111,7 +116,7 @@ TEST(LifecycleGate, RefusedEntersLeaveNoTicketForTheNextDrain) {
     EXPECT_FALSE(gate.enter(&ticket).is_ok());
   }
   gate.open();
-  std::future<void> drained = std::async(std::launch::async, [&gate] { gate.close_and_drain(); });
+  std::future<void> drained = close_and_drain_on_another_thread(gate);
   ASSERT_EQ(drained.wait_for(std::chrono::seconds(30)), std::future_status::ready)
       << "a drain waited for a ticket no one holds";
 }
@@ -124,7 +129,7 @@ TEST(LifecycleGate, CloseAndDrainWaitsForATicketHeldOnAnotherThread) {
   Ticket ticket;
   ASSERT_TRUE(gate.enter(&ticket).is_ok());
 
-  std::future<void> drained = std::async(std::launch::async, [&gate] { gate.close_and_drain(); });
+  std::future<void> drained = close_and_drain_on_another_thread(gate);
   wait_until_closed(gate);
   Ticket late;
   const Status refused = gate.enter(&late);
@@ -227,7 +232,7 @@ TEST(LifecycleGate, MovingATicketTransfersItAndItLeavesOnce) {
   EXPECT_FALSE(moved.is_held());  // NOLINT(bugprone-use-after-move): a moved-from is empty
   EXPECT_TRUE(assigned.is_held());
 
-  std::future<void> drained = std::async(std::launch::async, [&gate] { gate.close_and_drain(); });
+  std::future<void> drained = close_and_drain_on_another_thread(gate);
   wait_until_closed(gate);
   // The moved-from tickets are empty: destroying them lets nothing go.
   first = Ticket();
@@ -243,7 +248,7 @@ TEST(LifecycleGate, MovingATicketTransfersItAndItLeavesOnce) {
   ASSERT_TRUE(gate.enter(&next).is_ok());
   EXPECT_EQ(next.session(), 2u);
   next = Ticket();
-  std::future<void> again = std::async(std::launch::async, [&gate] { gate.close_and_drain(); });
+  std::future<void> again = close_and_drain_on_another_thread(gate);
   ASSERT_EQ(again.wait_for(std::chrono::seconds(30)), std::future_status::ready);
 }
 
@@ -259,7 +264,7 @@ TEST(LifecycleGate, MoveAssigningOntoAHeldTicketLeavesTheOldOne) {
   EXPECT_TRUE(a.is_held());
   EXPECT_FALSE(b.is_held());  // NOLINT(bugprone-use-after-move): a moved-from is empty
 
-  std::future<void> drained = std::async(std::launch::async, [&gate] { gate.close_and_drain(); });
+  std::future<void> drained = close_and_drain_on_another_thread(gate);
   wait_until_closed(gate);
   EXPECT_EQ(drained.wait_for(kBlockedFor), std::future_status::timeout)
       << "close_and_drain returned while a ticket was held";
@@ -275,7 +280,7 @@ TEST(LifecycleGate, EnterIntoAHeldTicketReplacesItWithoutLeakingTheOld) {
   ASSERT_TRUE(gate.enter(&ticket).is_ok());
   ASSERT_TRUE(gate.enter(&ticket).is_ok());
   ticket = Ticket();
-  std::future<void> drained = std::async(std::launch::async, [&gate] { gate.close_and_drain(); });
+  std::future<void> drained = close_and_drain_on_another_thread(gate);
   ASSERT_EQ(drained.wait_for(std::chrono::seconds(30)), std::future_status::ready)
       << "the first admission of the reused ticket never left";
 }
