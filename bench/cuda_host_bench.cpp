@@ -38,7 +38,7 @@ class Rig {
     ok_ = replayrt::cuda::CudaDevice::create(fake_.api(), 0, {}, &device).is_ok();
     cuda_ = device.get();
     ok_ = ok_ && Engine::create(std::move(device), 1, generations_, &engine_).is_ok();
-    rrt_capacity_plan_t plan{};
+    replayrt::CapacityPlan plan;
     plan.gm_sm_bytes = 1024;
     plan.runtime_pool_bytes = 4096;
     ok_ = ok_ && engine_->kernel_init(plan, 0, 0).is_ok();

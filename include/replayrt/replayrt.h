@@ -743,7 +743,8 @@ typedef struct rrt_run_args {
    of that slot, so a failed run never skips a run of the other slot); wait blocks until done;
    finalize releases the slot. HOST outputs are copied back on the stream after the run's
    tasks, so they are in place when wait returns. rrt_run does all four on the slot's own
-   stream. With both slots in use, prepare returns RRT_ERR_INVALID_STATE. A launch whose
+   stream; when a step after prepare fails, it still finalizes the run (the slot is free again)
+   and the slot's buffers stay as prepare sized them, as after a successful run. With both slots in use, prepare returns RRT_ERR_INVALID_STATE. A launch whose
    DEVICE tensor's allocation was freed after prepare (even if another allocation now covers
    the address) is refused with RRT_ERR_INVALID_ARGUMENT, captured or not, and the run stays
    prepared (finalize it). */
@@ -763,7 +764,9 @@ RRT_API rrt_status_t rrt_run(rrt_context_t ctx, int32_t callable_id, const rrt_r
    capture, what was enqueued before the failure stays queued and runs or fails on the stream
    like any work (no runtime buffer was resized, so nothing published changed); inside a
    capture the capture is spoiled (see rrt_stream_end_capture). rrt_run_launch and
-   rrt_graph_replay behave the same way.
+   rrt_graph_replay behave the same way. Later work is ordered after what was queued: the next
+   launch, run or replay on another stream waits for it, and (program mode) so does the next
+   prepare on the run's slot; a run whose launch failed so is finalized, not launched again.
    On CUDA the callable's tasks are native work on the caller's stream: outside a capture in
    program order; while the stream is captured (by rrt_stream_begin_capture or by the stream's
    owner) each task depends on exactly the tasks it depends on in the callable, so independent

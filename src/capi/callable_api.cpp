@@ -5,10 +5,11 @@
 #include <span>
 
 #include "capi/api_guard.h"
+#include "capi/capacity_plan_codec.h"
 #include "capi/handles.h"
 #include "capi/validate.h"
 #include "common/format.h"
-#include "runtime/capacity_plan.h"
+#include "runtime/plan_fit.h"
 
 using replayrt::Status;
 using replayrt::capi::guarded;
@@ -43,10 +44,10 @@ Status fit_kernel_config(const rrt_callable_desc_t *const *descs, uint32_t count
       config->struct_size, offsetof(rrt_kernel_config_t, profiling_task_capacity),
       sizeof config->profiling_task_capacity);
   std::uint32_t tasks = has_task_capacity ? config->profiling_task_capacity : 0;
-  rrt_capacity_plan_t plan = config->capacity;
+  replayrt::CapacityPlan plan = replayrt::capi::decode_capacity_plan(config->capacity);
   RRT_RETURN_IF_ERROR(
       replayrt::fit_capacity_plan(all, replayrt::PlanFit::kSideBySide, &plan, &tasks, kernels));
-  config->capacity = plan;
+  config->capacity = replayrt::capi::encode_capacity_plan(plan);
   if (has_task_capacity) {
     config->profiling_task_capacity = tasks;
   }
@@ -64,12 +65,12 @@ RRT_API rrt_status_t rrt_kernel_register(rrt_context_t ctx, const char *name, rr
     RRT_RETURN_IF_ERROR(require_non_null(name, "name"));
     RRT_RETURN_IF_ERROR(require_non_null(reinterpret_cast<const void *>(fn), "fn"));
     RRT_RETURN_IF_ERROR(require_non_null(out_kernel_id, "out_kernel_id"));
-    if (!ctx->engine->device().properties().runs_host_kernels) {
+    if (!ctx->engine->device_properties().runs_host_kernels) {
       return Status::error(RRT_ERR_UNSUPPORTED,
                            replayrt::format("%s contexts cannot run host-function kernels; "
                                             "register a native launcher with "
                                             "rrt_kernel_register_native",
-                                            ctx->engine->device().properties().name));
+                                            ctx->engine->device_properties().name));
     }
     replayrt::KernelEntry entry;
     entry.name = name;
@@ -94,8 +95,12 @@ RRT_API rrt_status_t rrt_capacity_plan_fit(const rrt_callable_desc_t *desc,
   return guarded("rrt_capacity_plan_fit", [&]() -> Status {
     RRT_RETURN_IF_ERROR(replayrt::capi::validate_callable_desc(desc));
     RRT_RETURN_IF_ERROR(require_non_null(plan, "plan"));
-    return replayrt::fit_capacity_plan(std::span<const rrt_callable_desc_t *const>(&desc, 1),
-                                       replayrt::PlanFit::kOneCallable, plan);
+    replayrt::CapacityPlan grown = replayrt::capi::decode_capacity_plan(*plan);
+    RRT_RETURN_IF_ERROR(
+        replayrt::fit_capacity_plan(std::span<const rrt_callable_desc_t *const>(&desc, 1),
+                                    replayrt::PlanFit::kOneCallable, &grown));
+    *plan = replayrt::capi::encode_capacity_plan(grown);
+    return Status::ok();
   });
 }
 
@@ -105,7 +110,10 @@ RRT_API rrt_status_t rrt_capacity_plan_fit_all(const rrt_callable_desc_t *const 
     RRT_RETURN_IF_ERROR(require_non_null(plan, "plan"));
     std::span<const rrt_callable_desc_t *const> all;
     RRT_RETURN_IF_ERROR(validate_descs(descs, count, &all));
-    return replayrt::fit_capacity_plan(all, replayrt::PlanFit::kSideBySide, plan);
+    replayrt::CapacityPlan grown = replayrt::capi::decode_capacity_plan(*plan);
+    RRT_RETURN_IF_ERROR(replayrt::fit_capacity_plan(all, replayrt::PlanFit::kSideBySide, &grown));
+    *plan = replayrt::capi::encode_capacity_plan(grown);
+    return Status::ok();
   });
 }
 

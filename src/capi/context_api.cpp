@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "capi/api_guard.h"
+#include "capi/capacity_plan_codec.h"
 #include "capi/handles.h"
 #include "capi/stream_lookup.h"
 #include "capi/validate.h"
@@ -25,12 +26,7 @@ Status require_context(rrt_context_t ctx) {
 // at the call, so that a stream-ordered copy is rejected before it is enqueued rather than
 // failing later on its stream. An empty range always passes.
 Status check_device_range(rrt_context_t ctx, const void *ptr, std::size_t bytes, const char *what) {
-  if (bytes == 0) {
-    return Status::ok();
-  }
-  const auto owner = ctx->engine->device().find_allocation(ptr);
-  const auto start = reinterpret_cast<std::uintptr_t>(ptr);
-  if (!owner || bytes > owner->size - (start - owner->base)) {
+  if (!ctx->engine->holds_device_range(ptr, bytes)) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT,
                          replayrt::format("%s [%p, +%zu) does not lie inside one live device "
                                           "allocation",
@@ -61,7 +57,7 @@ RRT_API rrt_status_t rrt_context_create(const rrt_context_options_t *options, rr
     if (replayrt::capi::has_field(options->struct_size, offsetof(rrt_context_options_t, profiling),
                                   sizeof options->profiling) &&
         options->profiling != 0) {
-      context->engine->context().enable_profiling();
+      context->engine->enable_profiling();
       // An options struct that ends before wait_policy is an ABI 1.1 caller's: its
       // profiling_task_capacity holds one launch's tasks.
       if (!replayrt::capi::has_field(options->struct_size,
@@ -99,7 +95,8 @@ RRT_API rrt_status_t rrt_kernel_init(rrt_context_t ctx, const rrt_kernel_config_
                                   sizeof config->profiling_task_capacity)
             ? config->profiling_task_capacity
             : 0;
-    return ctx->engine->kernel_init(config->capacity, config->context_generation, profile_tasks);
+    return ctx->engine->kernel_init(replayrt::capi::decode_capacity_plan(config->capacity),
+                                    config->context_generation, profile_tasks);
   });
 }
 
@@ -108,9 +105,8 @@ RRT_API rrt_status_t rrt_context_mode(rrt_context_t ctx, rrt_mode_t *mode, int *
     RRT_RETURN_IF_ERROR(require_context(ctx));
     RRT_RETURN_IF_ERROR(require_non_null(mode, "mode"));
     RRT_RETURN_IF_ERROR(require_non_null(latched, "latched"));
-    const replayrt::ExecutionModeLatch &latch = ctx->engine->context().latch();
-    *latched = latch.is_latched() ? 1 : 0;
-    *mode = latch.is_kernel() ? RRT_MODE_KERNEL : RRT_MODE_PROGRAM;
+    *latched = ctx->engine->is_latched() ? 1 : 0;
+    *mode = ctx->engine->is_kernel() ? RRT_MODE_KERNEL : RRT_MODE_PROGRAM;
     return Status::ok();
   });
 }
@@ -149,7 +145,7 @@ RRT_API rrt_status_t rrt_context_destroy(rrt_context_t ctx) {
     }
     RRT_RETURN_IF_ERROR(ctx->engine->finalize({}));
     for (void *ptr : ctx->caller_allocations) {
-      (void)ctx->engine->device().free(ptr);
+      ctx->engine->release_caller_buffer(ptr);
     }
     delete ctx;
     return Status::ok();
@@ -164,12 +160,12 @@ RRT_API rrt_status_t rrt_device_alloc(rrt_context_t ctx, size_t bytes, void **ou
       return Status::error(RRT_ERR_INVALID_ARGUMENT, "bytes is zero");
     }
     void *ptr = nullptr;
-    RRT_RETURN_IF_ERROR(ctx->engine->device().try_allocate(bytes, &ptr));
+    RRT_RETURN_IF_ERROR(ctx->engine->allocate_caller_buffer(bytes, &ptr));
     const std::lock_guard<std::mutex> lock(ctx->mutex);
     try {
       ctx->caller_allocations.insert(ptr);
     } catch (...) {
-      (void)ctx->engine->device().free(ptr);
+      ctx->engine->release_caller_buffer(ptr);
       throw;
     }
     *out = ptr;
@@ -209,7 +205,7 @@ RRT_API rrt_status_t rrt_memcpy_h2d(rrt_context_t ctx, void *dst, const void *sr
     RRT_RETURN_IF_ERROR(require_non_null(src, "src"));
     RRT_RETURN_IF_ERROR(check_device_range(ctx, dst, bytes, "dst"));
     if (stream == nullptr) {
-      return ctx->engine->device().copy_host_to_device(dst, src, bytes);
+      return ctx->engine->copy_host_to_device(dst, src, bytes);
     }
     RRT_RETURN_IF_ERROR(replayrt::capi::check_stream_of(ctx, stream));
     return stream->stream->enqueue_copy_host_to_device(dst, src, bytes);
@@ -224,7 +220,7 @@ RRT_API rrt_status_t rrt_memcpy_d2h(rrt_context_t ctx, void *dst, const void *sr
     RRT_RETURN_IF_ERROR(require_non_null(src, "src"));
     RRT_RETURN_IF_ERROR(check_device_range(ctx, src, bytes, "src"));
     if (stream == nullptr) {
-      return ctx->engine->device().copy_device_to_host(dst, src, bytes);
+      return ctx->engine->copy_device_to_host(dst, src, bytes);
     }
     RRT_RETURN_IF_ERROR(replayrt::capi::check_stream_of(ctx, stream));
     return stream->stream->enqueue_copy_device_to_host(dst, src, bytes);
@@ -235,23 +231,20 @@ RRT_API rrt_status_t rrt_context_stats(rrt_context_t ctx, rrt_stats_t *out) {
   return guarded("rrt_context_stats", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_context(ctx));
     RRT_RETURN_IF_ERROR(replayrt::capi::validate_stats_out(out));
-    const replayrt::DeviceContext &context = ctx->engine->context();
-    const replayrt::ContextCounters &counters = context.counters();
+    const replayrt::ContextStatistics snapshot = ctx->engine->statistics();
     rrt_stats_t stats{};
     stats.struct_size = out->struct_size;
-    stats.device_alloc_calls = counters.device_alloc_calls.load();
-    stats.device_free_calls = counters.device_free_calls.load();
-    stats.live_bytes = counters.live_bytes.load();
-    stats.peak_bytes = counters.peak_bytes.load();
-    stats.launches = counters.launches.load();
-    stats.replays = counters.replays.load();
-    stats.stale_address_refusals = counters.stale_address_refusals.load();
-    for (int i = 0; i < replayrt::kGrowthPointCount; ++i) {
-      const auto index = static_cast<std::size_t>(i);
-      stats.refusals[index] = counters.refusals[index].load();
-      const replayrt::RegionStats region =
-          context.region_stats(static_cast<replayrt::GrowthPoint>(i));
-      stats.regions[index] = rrt_region_stats_t{region.capacity, region.used, region.base_changes};
+    stats.device_alloc_calls = snapshot.device_alloc_calls;
+    stats.device_free_calls = snapshot.device_free_calls;
+    stats.live_bytes = snapshot.live_bytes;
+    stats.peak_bytes = snapshot.peak_bytes;
+    stats.launches = snapshot.launches;
+    stats.replays = snapshot.replays;
+    stats.stale_address_refusals = snapshot.stale_address_refusals;
+    for (std::size_t i = 0; i < snapshot.regions.size(); ++i) {
+      const replayrt::RegionStats &region = snapshot.regions[i];
+      stats.refusals[i] = snapshot.refusals[i];
+      stats.regions[i] = rrt_region_stats_t{region.capacity, region.used, region.base_changes};
     }
     replayrt::capi::write_versioned_out(out, stats);
     return Status::ok();

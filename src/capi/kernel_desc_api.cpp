@@ -72,7 +72,7 @@ RRT_API rrt_status_t rrt_kernel_register_desc(rrt_context_t ctx, const rrt_kerne
     RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
     RRT_RETURN_IF_ERROR(require_non_null(desc, "desc"));
     RRT_RETURN_IF_ERROR(require_non_null(out_kernel_id, "out_kernel_id"));
-    RRT_RETURN_IF_ERROR(check_kernel_desc(*desc, ctx->engine->device().properties()));
+    RRT_RETURN_IF_ERROR(check_kernel_desc(*desc, ctx->engine->device_properties()));
     replayrt::KernelEntry entry;
     entry.name = desc->name;
     entry.host_fn = desc->fn;

@@ -14,7 +14,7 @@ namespace {
 Status unsupported_on(const rrt_context_s *ctx, const char *what) {
   return Status::error(
       RRT_ERR_UNSUPPORTED,
-      replayrt::format("%s contexts have no %s", ctx->engine->device().properties().name, what));
+      replayrt::format("%s contexts have no %s", ctx->engine->device_properties().name, what));
 }
 
 }  // namespace
@@ -29,11 +29,11 @@ RRT_API rrt_status_t rrt_kernel_register_native(rrt_context_t ctx, const char *n
     RRT_RETURN_IF_ERROR(require_non_null(name, "name"));
     RRT_RETURN_IF_ERROR(require_non_null(reinterpret_cast<const void *>(fn), "fn"));
     RRT_RETURN_IF_ERROR(require_non_null(out_kernel_id, "out_kernel_id"));
-    if (ctx->engine->device().properties().runs_host_kernels) {
+    if (ctx->engine->device_properties().runs_host_kernels) {
       return Status::error(
           RRT_ERR_UNSUPPORTED,
           replayrt::format("%s contexts run host-function kernels only; use rrt_kernel_register",
-                           ctx->engine->device().properties().name));
+                           ctx->engine->device_properties().name));
     }
     replayrt::KernelEntry entry;
     entry.name = name;
@@ -50,7 +50,7 @@ RRT_API rrt_status_t rrt_stream_wrap_native(rrt_context_t ctx, void *native_stre
     RRT_RETURN_IF_ERROR(require_non_null(out, "out"));
     auto stream = std::make_unique<rrt_stream_s>();
     stream->context = ctx;
-    RRT_RETURN_IF_ERROR(ctx->engine->device().wrap_native_stream(native_stream, &stream->stream));
+    RRT_RETURN_IF_ERROR(ctx->engine->wrap_native_stream(native_stream, &stream->stream));
     const std::lock_guard<std::mutex> lock(ctx->mutex);
     ctx->streams.insert(stream.get());
     *out = stream.release();
@@ -78,7 +78,7 @@ RRT_API rrt_status_t rrt_device_register(rrt_context_t ctx, void *device_ptr, si
     if (bytes == 0) {
       return Status::error(RRT_ERR_INVALID_ARGUMENT, "register of an empty device range");
     }
-    return ctx->engine->device().register_foreign(device_ptr, bytes);
+    return ctx->engine->register_foreign(device_ptr, bytes);
   });
 }
 
@@ -86,7 +86,7 @@ RRT_API rrt_status_t rrt_device_unregister(rrt_context_t ctx, void *device_ptr) 
   return guarded("rrt_device_unregister", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
     RRT_RETURN_IF_ERROR(require_non_null(device_ptr, "device_ptr"));
-    return ctx->engine->device().unregister_foreign(device_ptr);
+    return ctx->engine->unregister_foreign(device_ptr);
   });
 }
 

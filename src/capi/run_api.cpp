@@ -68,9 +68,20 @@ RRT_API rrt_status_t rrt_run(rrt_context_t ctx, int32_t callable_id, const rrt_r
     replayrt::Engine &engine = *ctx->engine;
     std::unique_ptr<replayrt::ProgramRun> run;
     RRT_RETURN_IF_ERROR(engine.run_prepare(callable_id, view_of(*args), &run));
-    Status status = engine.run_launch(*run, nullptr);
-    if (status.is_ok()) {
-      status = engine.run_wait(*run);
+    Status status;
+    try {
+      status = engine.run_launch(*run, nullptr);
+      if (status.is_ok()) {
+        status = engine.run_wait(*run);
+      }
+    } catch (...) {
+      // The slot goes back before the failure reaches the guard.
+      try {
+        (void)engine.run_finalize(*run);
+      } catch (...) {
+        static_cast<void>(0);
+      }
+      throw;
     }
     Status finalized = engine.run_finalize(*run);
     return status.is_ok() ? finalized : status;

@@ -64,7 +64,7 @@ RRT_API rrt_status_t rrt_stream_create(rrt_context_t ctx, rrt_stream_t *out) {
     RRT_RETURN_IF_ERROR(require_non_null(out, "out"));
     auto stream = std::make_unique<rrt_stream_s>();
     stream->context = ctx;
-    RRT_RETURN_IF_ERROR(ctx->engine->device().create_stream(&stream->stream));
+    RRT_RETURN_IF_ERROR(ctx->engine->create_stream(&stream->stream));
     const std::lock_guard<std::mutex> lock(ctx->mutex);
     ctx->streams.insert(stream.get());
     *out = stream.release();
@@ -113,7 +113,7 @@ RRT_API rrt_status_t rrt_event_create(rrt_context_t ctx, rrt_event_t *out) {
     RRT_RETURN_IF_ERROR(require_non_null(out, "out"));
     auto event = std::make_unique<rrt_event_s>();
     event->context = ctx;
-    RRT_RETURN_IF_ERROR(ctx->engine->device().create_event(&event->event));
+    RRT_RETURN_IF_ERROR(ctx->engine->create_event(&event->event));
     ctx->live_events.fetch_add(1);
     *out = event.release();
     return Status::ok();

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <replayrt/replayrt.h>
 
@@ -60,6 +61,14 @@ class [[nodiscard]] Status {
   rrt_status_t code_ = RRT_OK;
   std::unique_ptr<Detail> detail_;
 };
+
+// For a sequence of calls that all run whatever each returns: `first` takes `next` while
+// `first` is OK, so it ends as the first failure.
+inline void keep_first_failure(Status &first, Status next) noexcept {
+  if (first.is_ok()) {
+    first = std::move(next);
+  }
+}
 
 }  // namespace replayrt
 

@@ -279,8 +279,7 @@ Status DeviceContext::reserve_slot(Slot &slot, const SlotRequest &request, SlotG
   return Status::ok();
 }
 
-Status DeviceContext::commit_capacity_plan(const rrt_capacity_plan_t &plan,
-                                           std::uint32_t profile_tasks) {
+Status DeviceContext::commit_capacity_plan(const CapacityPlan &plan, std::uint32_t profile_tasks) {
   const std::lock_guard<std::mutex> lock(mutex_);
   Slot &s = *slots_[0];
   BlockTransaction txn;
@@ -407,6 +406,23 @@ RegionStats DeviceContext::region_stats(GrowthPoint point) const {
   if (point == GrowthPoint::kDfxCollectors) {
     stats.used = stats.capacity;
     stats.base_changes = profiling_collectors_.timing_block().base_changes();
+  }
+  return stats;
+}
+
+ContextStatistics DeviceContext::statistics() const {
+  ContextStatistics stats;
+  stats.device_alloc_calls = counters_.device_alloc_calls.load();
+  stats.device_free_calls = counters_.device_free_calls.load();
+  stats.live_bytes = counters_.live_bytes.load();
+  stats.peak_bytes = counters_.peak_bytes.load();
+  stats.launches = counters_.launches.load();
+  stats.replays = counters_.replays.load();
+  stats.stale_address_refusals = counters_.stale_address_refusals.load();
+  for (int i = 0; i < kGrowthPointCount; ++i) {
+    const auto index = static_cast<std::size_t>(i);
+    stats.refusals[index] = counters_.refusals[index].load();
+    stats.regions[index] = region_stats(static_cast<GrowthPoint>(i));
   }
   return stats;
 }

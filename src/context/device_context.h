@@ -13,6 +13,7 @@
 
 #include "common/align.h"
 #include "common/growth_point.h"
+#include "context/capacity_plan.h"
 #include "context/execution_mode_latch.h"
 #include "context/slot_view.h"
 #include "memory/arena_bank.h"
@@ -45,6 +46,20 @@ struct RegionStats {
   std::uint64_t capacity = 0;      // bytes held now, over every block of the growth point
   std::uint64_t used = 0;          // bytes the most recent requests asked for
   std::uint64_t base_changes = 0;  // published bases moved (teardown excluded)
+};
+
+// A copy of the counters (failed_frees aside) and of every growth point's region, each read
+// on its own: concurrent calls can make two fields disagree by their work in flight.
+struct ContextStatistics {
+  std::uint64_t device_alloc_calls = 0;
+  std::uint64_t device_free_calls = 0;
+  std::uint64_t live_bytes = 0;
+  std::uint64_t peak_bytes = 0;
+  std::uint64_t launches = 0;
+  std::uint64_t replays = 0;
+  std::uint64_t stale_address_refusals = 0;
+  std::array<std::uint64_t, kGrowthPointCount> refusals{};
+  std::array<RegionStats, kGrowthPointCount> regions{};
 };
 
 // Kernel mode: what a prepared callable occupies in the frozen capacity.
@@ -120,7 +135,7 @@ class DeviceContext final : public BlockHost {
   // Kernel init: commits `plan` as one transaction (bank 0; slot 0's retained staging,
   // graph-definition store and host staging; the collectors for `profile_tasks` tasks when
   // profiling is on). On failure nothing stays allocated.
-  Status commit_capacity_plan(const rrt_capacity_plan_t &plan, std::uint32_t profile_tasks);
+  Status commit_capacity_plan(const CapacityPlan &plan, std::uint32_t profile_tasks);
 
   // Kernel mode, outside launches: places a prepared callable in the frozen capacity, as one
   // transaction from construction to commit().
@@ -175,6 +190,7 @@ class DeviceContext final : public BlockHost {
                            std::uint32_t *read) const;
 
   RegionStats region_stats(GrowthPoint point) const;
+  ContextStatistics statistics() const;
   // Calls `visit` for every block the context created, live or empty.
   void for_each_block(const std::function<void(const GuardedBlock &)> &visit) const;
 

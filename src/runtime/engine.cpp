@@ -33,10 +33,19 @@ Engine::Engine(std::unique_ptr<Device> device, GenerationRegistry &generations,
       order_(std::move(order_tail)) {}
 
 Engine::~Engine() {
-  if (pipeline_) {
-    (void)pipeline_->synchronize_own_streams();
-  }
+  // The pipeline waits for its own streams before it goes, so no work of theirs outlives the
+  // memory released next.
+  pipeline_.reset();
   context_.release_all();
+}
+
+bool Engine::holds_device_range(const void *ptr, std::size_t bytes) const {
+  if (bytes == 0) {
+    return true;
+  }
+  const auto owner = device_->find_allocation(ptr);
+  const auto start = reinterpret_cast<std::uintptr_t>(ptr);
+  return owner && start >= owner->base && bytes <= owner->size - (start - owner->base);
 }
 
 Status Engine::free_caller_buffer(void *buffer, std::span<Stream *const> caller_streams) {
@@ -54,7 +63,7 @@ Status Engine::program_init() {
   return Status::ok();
 }
 
-Status Engine::kernel_init(const rrt_capacity_plan_t &plan, std::uint64_t context_generation,
+Status Engine::kernel_init(const CapacityPlan &plan, std::uint64_t context_generation,
                            std::uint32_t profile_tasks) {
   if (context_.latch().is_latched() && !context_.latch().is_kernel()) {
     return context_.latch().latch(ExecutionMode::kKernel);
@@ -83,16 +92,12 @@ Status Engine::kernel_init(const rrt_capacity_plan_t &plan, std::uint64_t contex
 Status Engine::finalize(std::span<Stream *const> caller_streams) {
   gate_.close_and_drain();
   Status pending;
-  const auto keep_first = [&pending](Status failure) {
-    if (pending.is_ok()) {
-      pending = std::move(failure);
-    }
-  };
   for (Stream *stream : caller_streams) {
     // Work queued before a capture began still runs: wait for it before freeing.
-    keep_first(stream->is_capturing() ? stream->wait_idle() : stream->synchronize());
+    keep_first_failure(pending,
+                       stream->is_capturing() ? stream->wait_idle() : stream->synchronize());
   }
-  keep_first(pipeline_->synchronize_own_streams());
+  keep_first_failure(pending, pipeline_->synchronize_own_streams());
   {
     const std::lock_guard<std::mutex> lock(order_.mutex());
     order_.reset();
@@ -243,22 +248,19 @@ Status Engine::kernel_profile(LaunchProfile *out) {
   return launcher_->profile(out);
 }
 
-void Engine::end_ordered_work(Stream &stream) {
-  launcher_->forget_capture(stream);
-  order_.forget(stream);
-}
-
 Status Engine::before_capture(Stream &stream) {
   LifecycleGate::Ticket ticket;
   RRT_RETURN_IF_ERROR(gate_.enter(&ticket));
   const std::lock_guard<std::mutex> lock(order_.mutex());
-  end_ordered_work(stream);
+  RRT_RETURN_IF_ERROR(order_.forget(stream));
+  launcher_->forget_capture(stream);
   return Status::ok();
 }
 
 void Engine::before_stream_destroy(Stream &stream) {
   const std::lock_guard<std::mutex> lock(order_.mutex());
-  end_ordered_work(stream);
+  order_.forget_before_destroy(stream);
+  launcher_->forget_capture(stream);
 }
 
 std::uint32_t Engine::take_capture_profile_tasks(Stream &stream) {

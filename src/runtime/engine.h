@@ -66,7 +66,7 @@ class Engine {
   // (RRT_ERR_INVALID_ARGUMENT if already claimed). With profiling on, `profile_tasks` (> 0)
   // fixes the collector shape now; 0 leaves the first allocation to the first prepared
   // callable.
-  Status kernel_init(const rrt_capacity_plan_t &plan, std::uint64_t context_generation,
+  Status kernel_init(const CapacityPlan &plan, std::uint64_t context_generation,
                      std::uint32_t profile_tasks);
   // Closes the lifecycle gate and waits for every call it admitted, then waits for the work
   // queued on `caller_streams` (a capturing stream: the work queued before its capture began)
@@ -78,10 +78,54 @@ class Engine {
   // True while the engine accepts work (initialized and not finalized).
   bool is_ready() const noexcept { return gate_.is_open(); }
 
+  // Device services, in any state of the engine (they need no ticket). The caller owns the
+  // streams and events it creates and destroys them (streams after before_stream_destroy)
+  // before the engine.
+  DeviceProperties device_properties() const { return device_->properties(); }
+  Status create_stream(std::unique_ptr<Stream> *out) { return device_->create_stream(out); }
+  // Device::wrap_native_stream.
+  Status wrap_native_stream(void *native_stream, std::unique_ptr<Stream> *out) {
+    return device_->wrap_native_stream(native_stream, out);
+  }
+  Status create_event(std::unique_ptr<Event> *out) { return device_->create_event(out); }
+  // Device::register_foreign and unregister_foreign.
+  Status register_foreign(void *ptr, std::size_t bytes) {
+    return device_->register_foreign(ptr, bytes);
+  }
+  Status unregister_foreign(void *ptr) { return device_->unregister_foreign(ptr); }
+  // True when [ptr, ptr + bytes) lies inside one live allocation of the device (always, for
+  // an empty range).
+  bool holds_device_range(const void *ptr, std::size_t bytes) const;
+  // Synchronous copies between host memory and a live device range.
+  Status copy_host_to_device(void *dst, const void *src, std::size_t bytes) {
+    return device_->copy_host_to_device(dst, src, bytes);
+  }
+  Status copy_device_to_host(void *dst, const void *src, std::size_t bytes) {
+    return device_->copy_device_to_host(dst, src, bytes);
+  }
+
+  // A caller allocation of `bytes` (> 0) of the device's memory, outside every growth point.
+  // Free it with free_caller_buffer, or with release_caller_buffer once no work can use it.
+  Status allocate_caller_buffer(std::size_t bytes, void **out) {
+    return device_->try_allocate(bytes, out);
+  }
+  // Frees a caller allocation that no queued or admitted work can reach any more (the engine
+  // is finalized and the caller's streams are gone), without ordering; a free the device
+  // refuses is not reported.
+  void release_caller_buffer(void *buffer) noexcept { (void)device_->free(buffer); }
+
+  // Turns profiling on; before any init.
+  void enable_profiling() noexcept { context_.enable_profiling(); }
+  // The context's counters and regions (DeviceContext::statistics).
+  ContextStatistics statistics() const { return context_.statistics(); }
+  // True once an init latched the mode (it stays latched after finalize).
+  bool is_latched() const noexcept { return context_.latch().is_latched(); }
+
+  KernelRegistry &kernels() noexcept { return kernels_; }
+  // The engine's parts, for tests that inspect them; the C ABI uses the calls above.
   Device &device() noexcept { return *device_; }
   DeviceContext &context() noexcept { return context_; }
   const DeviceContext &context() const noexcept { return context_; }
-  KernelRegistry &kernels() noexcept { return kernels_; }
   // Frees `buffer`, a caller allocation of the device, in order with every launch, run and
   // replay: none is admitted while the free waits for the work queued on `caller_streams` and
   // on the engine's own streams (reporting no failure) and then frees. Work admitted before the
@@ -121,7 +165,8 @@ class Engine {
   Status replay(const Graph &graph, Stream &stream, std::uint32_t profile_tasks = 0);
 
   // Called before `stream` starts capturing: refused (changing nothing) unless the engine is
-  // ready. Its ordered work ends here, and its captured launches profile from the first record.
+  // ready, or when its ordered work cannot be ended (LaunchOrder::forget). Its ordered work
+  // ends here, and its captured launches profile from the first record.
   Status before_capture(Stream &stream);
   // Called before `stream` is destroyed, in any state of the engine.
   void before_stream_destroy(Stream &stream);
@@ -141,8 +186,6 @@ class Engine {
   // `record` under `id`.
   Status fill_record(const std::shared_ptr<const Callable> &callable, std::int32_t id,
                      CallableRecord *record);
-  // Requires the launch order's lock. The stream's ordered work ends.
-  void end_ordered_work(Stream &stream);
 
   std::unique_ptr<Device> device_;
   GenerationRegistry &generations_;

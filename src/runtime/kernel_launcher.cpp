@@ -28,13 +28,25 @@ Status KernelLauncher::launch(std::int32_t callable_id, const CallableTable::Rec
   }
   if (!capturing) {
     RRT_RETURN_IF_ERROR(order_.wait_for_previous(caller));
+    // Before the first enqueue: a failure part-way leaves work queued that uses gm_heap and
+    // staging, and the next stream's work must still follow it.
+    order_.mark_last(caller);
   }
-  RRT_RETURN_IF_ERROR(enqueue_bound(executor_, *record.executable, scratch_, caller));
+  Status enqueued;
+  try {
+    enqueued = enqueue_bound(executor_, *record.executable, scratch_, caller);
+  } catch (...) {
+    // A failed enqueue status spoils a capture by itself; an exception does not.
+    if (capturing) {
+      caller.fail_enqueue(Status::error_without_detail(RRT_ERR_INTERNAL));
+    }
+    throw;
+  }
+  RRT_RETURN_IF_ERROR(enqueued);
   if (counts_records) {
     capture_profile_tasks_[&caller] = request.profile_offset + tasks;
   }
   if (!capturing) {
-    order_.mark_last(caller);
     last_profile_tasks_ = tasks;
   }
   context_.counters().launches.fetch_add(1, std::memory_order_relaxed);

@@ -20,9 +20,18 @@ void LaunchOrder::wait_for_tail() const {
   tail_->wait();
 }
 
-void LaunchOrder::forget(Stream &stream) {
+Status LaunchOrder::forget(Stream &stream) {
   if (last_ == &stream) {
-    (void)stream.record_event(*tail_);
+    RRT_RETURN_IF_ERROR(stream.record_event(*tail_));
+    last_ = nullptr;
+  }
+  return Status::ok();
+}
+
+void LaunchOrder::forget_before_destroy(Stream &stream) {
+  if (last_ == &stream && !forget(stream).is_ok()) {
+    // The tail still marks older work; once this stream's work is done, nothing newer is left.
+    (void)stream.wait_idle();
     last_ = nullptr;
   }
 }

@@ -38,9 +38,14 @@ class LaunchOrder {
   Status record_tail();
   // Blocks until the work the last record_tail() marked has completed.
   void wait_for_tail() const;
-  // `stream` begins capturing or is destroyed: its ordered work ends here (the tail records
-  // after it), and its next work is ordered like another stream's.
-  void forget(Stream &stream);
+  // `stream` begins capturing: its ordered work ends here (the tail records after it), and
+  // its next work is ordered like another stream's. A failed record is returned and changes
+  // nothing (the stream stays the last one).
+  Status forget(Stream &stream);
+  // `stream` is about to be destroyed: as forget(), but when the tail cannot be recorded it
+  // waits until the stream's queued work has completed instead, so the next ordered work
+  // still follows that work.
+  void forget_before_destroy(Stream &stream);
   // Forgets every stream (the context was finalized and its streams drained).
   void reset() noexcept { last_ = nullptr; }
 

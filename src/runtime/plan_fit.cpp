@@ -1,4 +1,4 @@
-#include "runtime/capacity_plan.h"
+#include "runtime/plan_fit.h"
 
 #include <algorithm>
 #include <memory>
@@ -19,14 +19,14 @@ std::uint64_t resident_bytes(std::uint64_t bytes) {
 }  // namespace
 
 Status fit_capacity_plan(std::span<const rrt_callable_desc_t *const> descs, PlanFit fit,
-                         rrt_capacity_plan_t *plan, std::uint32_t *max_tasks,
+                         CapacityPlan *plan, std::uint32_t *max_tasks,
                          const KernelRegistry *kernels) {
   static const KernelRegistry builtins({});
   const KernelRegistry &table = kernels != nullptr ? *kernels : builtins;
   const Callable::UnknownKernels unknown = kernels != nullptr
                                                ? Callable::UnknownKernels::kReject
                                                : Callable::UnknownKernels::kAsUserKernels;
-  rrt_capacity_plan_t grown = *plan;
+  CapacityPlan grown = *plan;
   std::uint32_t tasks = max_tasks != nullptr ? *max_tasks : 0;
   std::uint64_t pool = 0;
   std::uint64_t definitions = 0;

@@ -7,6 +7,7 @@
 #include <replayrt/replayrt.h>
 
 #include "common/status.h"
+#include "context/capacity_plan.h"
 #include "platform/launch/kernel_registry.h"
 
 namespace replayrt {
@@ -27,7 +28,7 @@ enum class PlanFit {
 // parameters (a DEVICE parameter needs none). With `max_tasks`, also raises *max_tasks to the
 // largest task count of the callables (written only on success).
 Status fit_capacity_plan(std::span<const rrt_callable_desc_t *const> descs, PlanFit fit,
-                         rrt_capacity_plan_t *plan, std::uint32_t *max_tasks = nullptr,
+                         CapacityPlan *plan, std::uint32_t *max_tasks = nullptr,
                          const KernelRegistry *kernels = nullptr);
 
 }  // namespace replayrt

@@ -79,30 +79,50 @@ Status ProgramPipeline::launch(ProgramRun &run, Stream *stream, std::uint64_t se
   RRT_RETURN_IF_ERROR(check_device_tensor_allocations(run.device_tensors_, device_));
   run.captured_ = target.is_capturing();
   Status enqueued;
-  if (run.captured_) {
-    enqueued = enqueue_bound(executor_, *run.executable_, run.bound_, target);
-  } else {
-    enqueued = order_.wait_for_previous(target);
-    if (enqueued.is_ok()) {
-      order_.mark_last(target);
-      enqueued = enqueue_bound(executor_, *run.executable_, run.bound_, target);
-    }
-    const auto slot = static_cast<std::size_t>(run.slot_);
-    if (enqueued.is_ok()) {
-      enqueued = target.record_event(*slot_done_[slot]);
-    }
-    if (enqueued.is_ok()) {
-      enqueued = target.record_event(*slot_used_[slot]);
-    }
+  try {
+    enqueued = enqueue_run(run, target);
+  } catch (...) {
+    settle_failed_launch(run, target);
+    throw;
   }
   if (!enqueued.is_ok()) {
-    run.state_ = ProgramRun::State::kFailed;
+    settle_failed_launch(run, target);
     return enqueued;
   }
   run.stream_ = &target;
   run.state_ = ProgramRun::State::kLaunched;
   context_.counters().launches.fetch_add(1, std::memory_order_relaxed);
   return Status::ok();
+}
+
+Status ProgramPipeline::enqueue_run(ProgramRun &run, Stream &target) {
+  if (run.captured_) {
+    return enqueue_bound(executor_, *run.executable_, run.bound_, target);
+  }
+  RRT_RETURN_IF_ERROR(order_.wait_for_previous(target));
+  order_.mark_last(target);
+  const auto slot = static_cast<std::size_t>(run.slot_);
+  RRT_RETURN_IF_ERROR(enqueue_bound(executor_, *run.executable_, run.bound_, target));
+  RRT_RETURN_IF_ERROR(target.record_event(*slot_done_[slot]));
+  return target.record_event(*slot_used_[slot]);
+}
+
+void ProgramPipeline::settle_failed_launch(ProgramRun &run, Stream &target) {
+  run.state_ = ProgramRun::State::kFailed;
+  if (run.captured_) {
+    // A status failure spoiled the capture already; an exception did not.
+    target.fail_enqueue(Status::error_without_detail(RRT_ERR_INTERNAL));
+    return;
+  }
+  bool recorded = false;
+  try {
+    recorded = target.record_event(*slot_used_[static_cast<std::size_t>(run.slot_)]).is_ok();
+  } catch (...) {
+    recorded = false;
+  }
+  if (!recorded) {
+    (void)target.wait_idle();
+  }
 }
 
 Status ProgramPipeline::wait(ProgramRun &run) {
@@ -165,12 +185,8 @@ Status ProgramPipeline::record_replay(Stream &stream) {
 Status ProgramPipeline::synchronize_own_streams() {
   Status first;
   for (auto &stream : own_streams_) {
-    if (!stream) {
-      continue;
-    }
-    Status failure = stream->synchronize();
-    if (first.is_ok()) {
-      first = std::move(failure);
+    if (stream) {
+      keep_first_failure(first, stream->synchronize());
     }
   }
   return first;

@@ -72,7 +72,9 @@ class ProgramPipeline {
   Status prepare(std::int32_t callable_id, const CallableTable::Record &record,
                  const RunArgsView &args, std::uint64_t session, std::unique_ptr<ProgramRun> *out);
   // `stream` null: the own stream of the run's slot. A run whose DEVICE tensor's allocation
-  // was freed after prepare is refused (RRT_ERR_INVALID_ARGUMENT) and stays prepared.
+  // was freed after prepare is refused (RRT_ERR_INVALID_ARGUMENT) and stays prepared. An
+  // enqueue that fails leaves the run failed, with what was enqueued before it still queued;
+  // the slot's next prepare waits for that work as for a launched run's.
   Status launch(ProgramRun &run, Stream *stream, std::uint64_t session);
   // Waits for a launched run; needs no ticket (the slot's events outlive finalize).
   Status wait(ProgramRun &run);
@@ -95,6 +97,15 @@ class ProgramPipeline {
   ProgramPipeline(Device &device, DeviceContext &context, Executor &executor,
                   LaunchOrder &order) noexcept
       : device_(device), context_(context), executor_(executor), order_(order) {}
+
+  // The run's enqueues on `target`: ordering, the bound run, and (outside a capture) the
+  // slot's done and use events. Requires the launch order's lock. May throw (host memory).
+  Status enqueue_run(ProgramRun &run, Stream &target);
+  // After enqueue_run failed or threw part-way: the run is failed. Inside a capture, the
+  // capture is spoiled. Outside one, the slot's next prepare is made to wait for whatever was
+  // enqueued, by recording the slot's use or, if that fails too, by waiting until `target` is
+  // idle.
+  void settle_failed_launch(ProgramRun &run, Stream &target);
 
   Device &device_;
   DeviceContext &context_;

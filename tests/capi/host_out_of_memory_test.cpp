@@ -19,6 +19,7 @@
 
 namespace {
 
+using replayrt::testing::last_message;
 using replayrt::testing::stats_of;
 
 thread_local bool allocation_fails = false;
@@ -108,12 +109,6 @@ class NthHostAllocationFails {
   NthHostAllocationFails(NthHostAllocationFails &&) = delete;
   NthHostAllocationFails &operator=(NthHostAllocationFails &&) = delete;
 };
-
-std::string last_message() {
-  rrt_error_detail_t detail{};
-  (void)rrt_last_error(&detail);
-  return detail.message;
-}
 
 constexpr std::uint64_t kFloats = 64;
 constexpr std::uint64_t kBytes = kFloats * sizeof(float);
@@ -288,6 +283,203 @@ TEST(HostOutOfMemoryTest, PersistentHostOutOfMemoryInAKernelModePrepareDeviceBui
 
 TEST(HostOutOfMemoryTest, PersistentHostOutOfMemoryInAKernelModePrepareHostBuild) {
   sweep_prepare_host_allocations(RRT_BIND_HOST_BUILD, true);
+}
+
+// The statistics a failed call must leave as they were: live bytes, held allocations, and
+// every region's capacity and use.
+void expect_unchanged(const rrt_stats_t &before, const rrt_stats_t &after) {
+  EXPECT_EQ(after.live_bytes, before.live_bytes);
+  EXPECT_EQ(after.device_alloc_calls - after.device_free_calls,
+            before.device_alloc_calls - before.device_free_calls);
+  for (int point = 0; point < RRT_GROWTH_POINT_COUNT; ++point) {
+    EXPECT_EQ(after.regions[point].used_bytes, before.regions[point].used_bytes) << point;
+    EXPECT_EQ(after.regions[point].capacity_bytes, before.regions[point].capacity_bytes) << point;
+  }
+}
+
+// Host tensors over a ramp for Doublings, and the check of what a run wrote.
+struct RampArgs {
+  RampArgs() {
+    for (std::uint64_t i = 0; i < kFloats; ++i) {
+      in[i] = static_cast<float>(i);
+    }
+    args.struct_size = sizeof args;
+    args.num_tensors = 2;
+    args.tensors = tensors;
+  }
+  RampArgs(const RampArgs &) = delete;
+  RampArgs &operator=(const RampArgs &) = delete;
+  RampArgs(RampArgs &&) = delete;
+  RampArgs &operator=(RampArgs &&) = delete;
+  void expect_computed(float factor) const {
+    for (std::uint64_t i = 0; i < kFloats; ++i) {
+      ASSERT_EQ(out[i], factor * in[i]) << i;
+    }
+  }
+
+  std::vector<float> in = std::vector<float>(kFloats);
+  std::vector<float> out = std::vector<float>(kFloats, -1.0F);
+  rrt_tensor_arg_t tensors[2] = {{in.data(), kBytes, RRT_SPACE_HOST},
+                                 {out.data(), kBytes, RRT_SPACE_HOST}};
+  rrt_run_args_t args{};
+};
+
+// Every host allocation of a kernel-mode launch fails in turn (alone, or with every one after
+// it). A failed launch returns an error and never terminates; nothing published changes; the
+// stream runs on, and both callables launch and compute. (Inside a capture, a failure before
+// the launch reaches the stream leaves the capture going, by the header's rule, so the C ABI
+// cannot tell it from one after: EnqueueFailureTest covers captures with thrown enqueues.)
+void sweep_launch_host_allocations(rrt_bind_strategy_t bind, bool persists) {
+  std::uint64_t allocations = 0;
+  {
+    KernelContext clean(bind);
+    std::int32_t id = -1;
+    ASSERT_EQ(rrt_callable_prepare(clean.ctx, clean.b->desc(), &id), RRT_OK);
+    ASSERT_EQ(rrt_callable_prepare(clean.ctx, clean.a->desc(), &id), RRT_OK);
+    RampArgs ramp;
+    allocations_counted = 0;
+    ASSERT_EQ(rrt_kernel_launch(clean.ctx, id, &ramp.args, clean.stream), RRT_OK);
+    allocations = allocations_counted;
+    ASSERT_EQ(rrt_stream_synchronize(clean.stream), RRT_OK);
+  }
+  ASSERT_GE(allocations, 1u);
+  int failures = 0;
+  for (std::uint64_t n = 1; n <= allocations; ++n) {
+    SCOPED_TRACE(::testing::Message() << "failing host allocation " << n << " of " << allocations);
+    KernelContext k(bind);
+    std::int32_t a_id = -1;
+    std::int32_t b_id = -1;
+    // B first: its task count becomes the collectors' shape.
+    ASSERT_EQ(rrt_callable_prepare(k.ctx, k.b->desc(), &b_id), RRT_OK);
+    ASSERT_EQ(rrt_callable_prepare(k.ctx, k.a->desc(), &a_id), RRT_OK);
+    const rrt_stats_t before = stats_of(k.ctx);
+    RampArgs ramp;
+    rrt_status_t status = RRT_OK;
+    {
+      const NthHostAllocationFails failing(n, persists);
+      status = rrt_kernel_launch(k.ctx, a_id, &ramp.args, k.stream);
+    }
+    ASSERT_EQ(rrt_stream_synchronize(k.stream), RRT_OK) << last_message();
+    if (status == RRT_OK) {
+      continue;  // the allocation was one whose failure the call absorbs
+    }
+    ++failures;
+    EXPECT_EQ(status, RRT_ERR_INTERNAL);
+    expect_unchanged(before, stats_of(k.ctx));
+    k.expect_launch_computes(b_id, k.b->factor());
+    k.expect_launch_computes(a_id, k.a->factor());
+  }
+  EXPECT_GE(failures, 1) << "no host allocation of the launch could fail";
+}
+
+TEST(HostOutOfMemoryTest, AKernelLaunchThatRunsOutOfHostMemoryChangesNothingDeviceBuild) {
+  sweep_launch_host_allocations(RRT_BIND_DEVICE_BUILD, false);
+  sweep_launch_host_allocations(RRT_BIND_DEVICE_BUILD, true);
+}
+
+TEST(HostOutOfMemoryTest, AKernelLaunchThatRunsOutOfHostMemoryChangesNothingHostBuild) {
+  sweep_launch_host_allocations(RRT_BIND_HOST_BUILD, false);
+  sweep_launch_host_allocations(RRT_BIND_HOST_BUILD, true);
+}
+
+// A program-mode context with A and B prepared, before any run.
+struct ProgramContext {
+  explicit ProgramContext(rrt_bind_strategy_t bind) {
+    rrt_context_options_t options{};
+    options.struct_size = sizeof options;
+    options.platform = RRT_PLATFORM_SIM;
+    EXPECT_EQ(rrt_context_create(&options, &ctx), RRT_OK);
+    EXPECT_EQ(rrt_program_init(ctx), RRT_OK);
+    a = std::make_unique<Doublings>(ctx, bind, 1);
+    b = std::make_unique<Doublings>(ctx, bind, 2);
+    EXPECT_EQ(rrt_callable_prepare(ctx, a->desc(), &a_id), RRT_OK);
+    EXPECT_EQ(rrt_callable_prepare(ctx, b->desc(), &b_id), RRT_OK);
+  }
+  ~ProgramContext() { EXPECT_EQ(rrt_context_destroy(ctx), RRT_OK); }
+  ProgramContext(const ProgramContext &) = delete;
+  ProgramContext &operator=(const ProgramContext &) = delete;
+  ProgramContext(ProgramContext &&) = delete;
+  ProgramContext &operator=(ProgramContext &&) = delete;
+
+  rrt_context_t ctx = nullptr;
+  std::unique_ptr<Doublings> a;
+  std::unique_ptr<Doublings> b;
+  std::int32_t a_id = -1;
+  std::int32_t b_id = -1;
+};
+
+// Every host allocation of a program-mode rrt_run fails in turn (alone, or with every one after
+// it), on the first run of the context (which sizes the slot's buffers) and on a later one. A
+// failed run returns an error and never terminates, keeps no pipeline slot, and both callables
+// then run and compute, more times than there are slots. Each region holds what it held before
+// or, when the failure came after the run's prepare, what a successful run leaves.
+void sweep_run_host_allocations(rrt_bind_strategy_t bind, bool persists, bool first_run) {
+  std::uint64_t allocations = 0;
+  rrt_stats_t clean_after{};
+  {
+    ProgramContext clean(bind);
+    RampArgs ramp;
+    if (!first_run) {
+      ASSERT_EQ(rrt_run(clean.ctx, clean.a_id, &ramp.args), RRT_OK);
+    }
+    allocations_counted = 0;
+    ASSERT_EQ(rrt_run(clean.ctx, clean.a_id, &ramp.args), RRT_OK);
+    allocations = allocations_counted;
+    clean_after = stats_of(clean.ctx);
+  }
+  ASSERT_GE(allocations, 1u);
+  int failures = 0;
+  for (std::uint64_t n = 1; n <= allocations; ++n) {
+    SCOPED_TRACE(::testing::Message() << "failing host allocation " << n << " of " << allocations);
+    ProgramContext p(bind);
+    RampArgs ramp;
+    if (!first_run) {
+      ASSERT_EQ(rrt_run(p.ctx, p.a_id, &ramp.args), RRT_OK);
+    }
+    const rrt_stats_t before = stats_of(p.ctx);
+    rrt_status_t status = RRT_OK;
+    {
+      const NthHostAllocationFails failing(n, persists);
+      status = rrt_run(p.ctx, p.a_id, &ramp.args);
+    }
+    if (status == RRT_OK) {
+      continue;
+    }
+    ++failures;
+    EXPECT_TRUE(status == RRT_ERR_INTERNAL || status == RRT_ERR_OUT_OF_MEMORY) << status;
+    const rrt_stats_t after = stats_of(p.ctx);
+    EXPECT_TRUE(after.live_bytes == before.live_bytes || after.live_bytes == clean_after.live_bytes)
+        << after.live_bytes;
+    for (int point = 0; point < RRT_GROWTH_POINT_COUNT; ++point) {
+      const std::uint64_t capacity = after.regions[point].capacity_bytes;
+      EXPECT_TRUE(capacity == before.regions[point].capacity_bytes ||
+                  capacity == clean_after.regions[point].capacity_bytes)
+          << point << ": " << capacity;
+    }
+    for (int round = 0; round < 3; ++round) {
+      RampArgs b_ramp;
+      ASSERT_EQ(rrt_run(p.ctx, p.b_id, &b_ramp.args), RRT_OK) << last_message();
+      ASSERT_NO_FATAL_FAILURE(b_ramp.expect_computed(p.b->factor()));
+      RampArgs a_ramp;
+      ASSERT_EQ(rrt_run(p.ctx, p.a_id, &a_ramp.args), RRT_OK) << last_message();
+      ASSERT_NO_FATAL_FAILURE(a_ramp.expect_computed(p.a->factor()));
+    }
+  }
+  EXPECT_GE(failures, 1) << "no host allocation of the run could fail";
+}
+
+TEST(HostOutOfMemoryTest, AProgramRunThatRunsOutOfHostMemoryKeepsNoSlotDeviceBuild) {
+  sweep_run_host_allocations(RRT_BIND_DEVICE_BUILD, false, true);
+  sweep_run_host_allocations(RRT_BIND_DEVICE_BUILD, true, true);
+  sweep_run_host_allocations(RRT_BIND_DEVICE_BUILD, false, false);
+  sweep_run_host_allocations(RRT_BIND_DEVICE_BUILD, true, false);
+}
+
+TEST(HostOutOfMemoryTest, AProgramRunThatRunsOutOfHostMemoryKeepsNoSlotHostBuild) {
+  sweep_run_host_allocations(RRT_BIND_HOST_BUILD, false, true);
+  sweep_run_host_allocations(RRT_BIND_HOST_BUILD, true, true);
+  sweep_run_host_allocations(RRT_BIND_HOST_BUILD, false, false);
+  sweep_run_host_allocations(RRT_BIND_HOST_BUILD, true, false);
 }
 
 }  // namespace

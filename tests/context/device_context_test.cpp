@@ -16,8 +16,8 @@ using testing::expect_refusal;
 
 constexpr std::uint64_t kKiB = 1024;
 
-rrt_capacity_plan_t small_plan() {
-  rrt_capacity_plan_t plan{};
+CapacityPlan small_plan() {
+  CapacityPlan plan{};
   plan.gm_heap_bytes = 64 * kKiB;
   plan.gm_sm_bytes = 4 * kKiB;
   plan.runtime_pool_bytes = 8 * kKiB;
@@ -35,7 +35,7 @@ SlotRequest bank_request(BankRequest bank) {
 class DeviceContextTest : public ::testing::Test {
  protected:
   // Kernel init as the engine does it: commit first, latch on success.
-  void kernel_init(const rrt_capacity_plan_t &plan, std::uint32_t profile_tasks = 0) {
+  void kernel_init(const CapacityPlan &plan, std::uint32_t profile_tasks = 0) {
     ASSERT_TRUE(context.commit_capacity_plan(plan, profile_tasks).is_ok());
     ASSERT_TRUE(context.latch().latch(ExecutionMode::kKernel).is_ok());
   }
@@ -98,7 +98,7 @@ TEST_F(DeviceContextTest, KernelModeRefusalsChangeNothingAndAreCountedByGrowthPo
 }
 
 TEST_F(DeviceContextTest, InsideALaunchEvenAFirstAllocationIsRefused) {
-  kernel_init(rrt_capacity_plan_t{});
+  kernel_init(CapacityPlan{});
   SlotRequest staging;
   staging.staging_bytes = kKiB;
   SlotGrant grant;
@@ -199,7 +199,7 @@ Status place(DeviceContext &context, const ResidentRequest &request, ResidentGra
 }
 
 TEST_F(DeviceContextTest, ResidentPlacementsAppendUntilTheFrozenPoolIsFull) {
-  rrt_capacity_plan_t plan{};
+  CapacityPlan plan{};
   plan.gm_heap_bytes = 4 * kKiB;
   plan.gm_sm_bytes = kKiB;
   plan.runtime_pool_bytes = 4 * kKiB;
@@ -223,7 +223,7 @@ TEST_F(DeviceContextTest, ResidentPlacementsAppendUntilTheFrozenPoolIsFull) {
 
 TEST_F(DeviceContextTest, AFailedResidentPlacementKeepsTheFrozenCapacity) {
   context.enable_profiling();
-  rrt_capacity_plan_t plan{};
+  CapacityPlan plan{};
   plan.runtime_pool_bytes = 4 * kKiB;
   kernel_init(plan);
   // The collectors take their first allocation with the first placement; make it fail.
@@ -245,7 +245,7 @@ TEST_F(DeviceContextTest, AFailedResidentPlacementKeepsTheFrozenCapacity) {
 // allocations for the next placement, which may therefore ask for more.
 TEST_F(DeviceContextTest, AnAbandonedResidentPlacementLeavesTheContextAsItWas) {
   context.enable_profiling();
-  rrt_capacity_plan_t plan{};
+  CapacityPlan plan{};
   plan.runtime_pool_bytes = 4 * kKiB;
   kernel_init(plan);
   const std::uint64_t live = context.counters().live_bytes.load();

@@ -98,7 +98,7 @@ TEST_F(DeviceBuildBindTest, ACacheHitMakesNoArenaCallAndNoUpload) {
 TEST_F(DeviceBuildBindTest, KernelModeBindsTheResidentImageWithoutArenaCallsOrUploads) {
   make_callable();
   ASSERT_TRUE(context_.latch().latch(ExecutionMode::kKernel).is_ok());
-  rrt_capacity_plan_t plan{};
+  CapacityPlan plan{};
   plan.gm_heap_bytes = callable_->requirements().gm_heap;
   plan.gm_sm_bytes = callable_->requirements().scheduler_state;
   plan.runtime_pool_bytes = 4096;
@@ -129,7 +129,7 @@ TEST_F(DeviceBuildBindTest, KernelModeBindsTheResidentImageWithoutArenaCallsOrUp
 TEST_F(DeviceBuildBindTest, KernelModeStagingBeyondThePlanIsRefusedBeforeAnythingMoves) {
   make_callable();
   ASSERT_TRUE(context_.latch().latch(ExecutionMode::kKernel).is_ok());
-  rrt_capacity_plan_t plan{};
+  CapacityPlan plan{};
   plan.retained_staging_bytes = std::uint64_t{2} * 1024;
   ASSERT_TRUE(context_.commit_capacity_plan(plan, 0).is_ok());
   const RegionStats held = context_.region_stats(GrowthPoint::kRetainedStaging);

@@ -24,7 +24,13 @@ using testing::imm_f32;
 using testing::inter;
 using testing::param;
 
-Status kernel_init(Engine &engine, const rrt_kernel_config_t &config) {
+// What kernel init receives, without profiling.
+struct KernelConfig {
+  CapacityPlan capacity;
+  std::uint64_t context_generation = 0;
+};
+
+Status kernel_init(Engine &engine, const KernelConfig &config) {
   return engine.kernel_init(config.capacity, config.context_generation, 0);
 }
 
@@ -51,9 +57,8 @@ class EngineTest : public ::testing::Test {
     return id;
   }
 
-  rrt_kernel_config_t plan_for(std::uint64_t n, std::uint64_t staging) {
-    rrt_kernel_config_t config{};
-    config.struct_size = sizeof config;
+  KernelConfig plan_for(std::uint64_t n, std::uint64_t staging) {
+    KernelConfig config;
     config.capacity.gm_heap_bytes = n * 4;
     config.capacity.gm_sm_bytes = 1024;
     config.capacity.runtime_pool_bytes = 4096;
@@ -165,7 +170,7 @@ TEST_F(EngineTest, StagingThatWasNeverPlannedIsALaunchAllocationRefusal) {
 }
 
 TEST_F(EngineTest, AFailedKernelInitLeavesNothingAllocatedAndTheEngineReusable) {
-  const rrt_kernel_config_t config = plan_for(256, 1024);
+  const KernelConfig config = plan_for(256, 1024);
   for (std::uint64_t n = 1; n <= 5; ++n) {
     SCOPED_TRACE(n);
     faults_->fail_nth_allocation(n);
@@ -187,7 +192,7 @@ TEST_F(EngineTest, AFailedKernelInitLeavesNothingAllocatedAndTheEngineReusable) 
 }
 
 TEST_F(EngineTest, ARejectedKernelInitLeavesAReusableContext) {
-  rrt_kernel_config_t config = plan_for(256, 1024);
+  KernelConfig config = plan_for(256, 1024);
   config.context_generation = 1000;
   ASSERT_TRUE(kernel_init(*engine_, config).is_ok());
   // The same generation again, on a fresh engine of the same registry: rejected before

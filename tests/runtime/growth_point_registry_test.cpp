@@ -11,8 +11,8 @@
 
 #include "common/growth_point.h"
 #include "platform/sim/sim_device.h"
-#include "runtime/capacity_plan.h"
 #include "runtime/engine.h"
+#include "runtime/plan_fit.h"
 #include "support/callable_builder.h"
 
 namespace replayrt {
@@ -51,7 +51,7 @@ CallableBuilder chain(std::uint32_t tasks) {
 // host-build callable B (y = 4x) prepared and captured, and a plan that holds exactly them.
 class Fixture {
  public:
-  explicit Fixture(const std::function<void(rrt_capacity_plan_t *)> &adjust_plan) {
+  explicit Fixture(const std::function<void(CapacityPlan *)> &adjust_plan) {
     auto device = std::make_unique<sim::SimDevice>();
     device_ = device.get();
     EXPECT_TRUE(Engine::create(std::move(device), 1, generations_, &engine_).is_ok());
@@ -59,7 +59,7 @@ class Fixture {
     CallableBuilder a = axpy(RRT_BIND_DEVICE_BUILD, kN, 2.0F);
     CallableBuilder b = axpy(RRT_BIND_HOST_BUILD, kN, 3.0F);
     const rrt_callable_desc_t *descs[] = {&a.desc(), &b.desc()};
-    rrt_capacity_plan_t plan{};
+    CapacityPlan plan{};
     EXPECT_TRUE(fit_capacity_plan(descs, PlanFit::kSideBySide, &plan).is_ok());
     adjust_plan(&plan);
     EXPECT_TRUE(engine_->kernel_init(plan, 0, kProfileShape).is_ok());
@@ -172,11 +172,11 @@ class Fixture {
 
 struct Scenario {
   const char *growth;  // what the scenario asks for
-  std::function<void(rrt_capacity_plan_t *)> adjust_plan;
+  std::function<void(CapacityPlan *)> adjust_plan;
   std::function<Status(Fixture &)> provoke;
 };
 
-void keep_plan(rrt_capacity_plan_t *) {}
+void keep_plan(CapacityPlan *) {}
 
 Status prepare(Fixture &f, CallableBuilder builder) {
   std::int32_t id = -1;
@@ -202,21 +202,21 @@ const std::map<GrowthPoint, Scenario> &scenarios() {
         [](Fixture &f) { return prepare(f, axpy(RRT_BIND_DEVICE_BUILD, kN, 5.0F)); }}},
       {GrowthPoint::kRetainedStaging,
        {"a device-build launch staging more HOST bytes than planned",
-        [](rrt_capacity_plan_t *plan) { plan->retained_staging_bytes = kN * 4; },
+        [](CapacityPlan *plan) { plan->retained_staging_bytes = kN * 4; },
         [](Fixture &f) { return launch_host(f, f.a()); }}},
       {GrowthPoint::kGraphDefinition,
        {"a second host-build definition in a store planned for one", keep_plan,
         [](Fixture &f) { return prepare(f, axpy(RRT_BIND_HOST_BUILD, kN, 6.0F)); }}},
       {GrowthPoint::kHostStaging,
        {"a host-build launch staging more HOST bytes than planned",
-        [](rrt_capacity_plan_t *plan) { plan->host_staging_bytes = kN * 4; },
+        [](CapacityPlan *plan) { plan->host_staging_bytes = kN * 4; },
         [](Fixture &f) { return launch_host(f, f.b()); }}},
       {GrowthPoint::kDfxCollectors,
        {"a callable with more tasks than the frozen profiling shape", keep_plan,
         [](Fixture &f) { return prepare(f, chain(kProfileShape + 1)); }}},
       {GrowthPoint::kLaunchAllocation,
        {"a launch whose HOST tensors need staging that was never planned",
-        [](rrt_capacity_plan_t *plan) { plan->retained_staging_bytes = 0; },
+        [](CapacityPlan *plan) { plan->retained_staging_bytes = 0; },
         [](Fixture &f) { return launch_host(f, f.a()); }}},
   };
   return kScenarios;

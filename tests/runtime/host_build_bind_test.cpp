@@ -145,7 +145,7 @@ TEST_F(HostBuildBindTest, AFailedStagingAllocationLeavesNothingBehind) {
 TEST_F(HostBuildBindTest, KernelModeBindsTheResidentDefinitionWithoutArenaCallsOrAllocation) {
   const auto callable = make(64);
   ASSERT_TRUE(context_.latch().latch(ExecutionMode::kKernel).is_ok());
-  rrt_capacity_plan_t plan{};
+  CapacityPlan plan{};
   plan.host_staging_bytes = std::uint64_t{2} * 1024;
   ASSERT_TRUE(context_.commit_capacity_plan(plan, 0).is_ok());
   ResidentPlacement resident;
@@ -166,7 +166,7 @@ TEST_F(HostBuildBindTest, KernelModeBindsTheResidentDefinitionWithoutArenaCallsO
 TEST_F(HostBuildBindTest, KernelModeStagingBeyondThePlanIsRefusedBeforeAnythingMoves) {
   const auto callable = make(64);
   ASSERT_TRUE(context_.latch().latch(ExecutionMode::kKernel).is_ok());
-  rrt_capacity_plan_t plan{};
+  CapacityPlan plan{};
   plan.host_staging_bytes = 1024;
   ASSERT_TRUE(context_.commit_capacity_plan(plan, 0).is_ok());
   std::vector<rrt_tensor_arg_t> tensors = {{in_.data(), 256, RRT_SPACE_HOST},

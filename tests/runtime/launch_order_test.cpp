@@ -54,9 +54,18 @@ Status launch(Stream &stream, DeviceEntry entry, void *context) {
   return stream.enqueue_launch(request);
 }
 
-// Owns the device, a LaunchOrder over one of its events (kept in view as tail_), streams and
-// gates. The gates open before the streams are destroyed, and the streams go before the order
-// and the device, so a failed assertion cannot leave queued work blocked or dangling.
+// An event no simulator stream can record or wait on: every record_event with it fails.
+class UnrecordableEvent final : public Event {
+ public:
+  Status synchronize() override { return Status::ok(); }
+  void wait() override {}
+  bool query() const override { return true; }
+};
+
+// Owns the device, a LaunchOrder over one of its events (kept in view as tail_), streams, gates
+// and the flag and observation that queued work writes. The gates open before the streams are
+// destroyed, and the streams go before the order, the device, the flag and the observation, so
+// a failed assertion cannot leave queued work blocked or dangling.
 class LaunchOrderTest : public ::testing::Test {
  public:
   LaunchOrderTest(const LaunchOrderTest &) = delete;
@@ -86,7 +95,23 @@ class LaunchOrderTest : public ::testing::Test {
     return *streams_.emplace_back(std::move(stream));
   }
   Gate &new_gate() { return gates_.emplace_back(); }
+  // Replaces the order by one whose tail no stream can record.
+  void order_over_an_unrecordable_tail() {
+    order_ = std::make_unique<LaunchOrder>(std::make_unique<UnrecordableEvent>());
+    tail_ = nullptr;
+  }
 
+  // Holds `a` back behind `gate`, queues work on it that sets a_done_ behind the gate, and
+  // marks `a` the last ordered stream; observation_ observes a_done_.
+  void order_held_back_work(Stream &a, Gate &gate) {
+    observation_.source = &a_done_;
+    ASSERT_TRUE(gate.block(a).is_ok());
+    ASSERT_TRUE(launch(a, &set_flag_entry, &a_done_).is_ok());
+    order_->mark_last(a);
+  }
+
+  std::atomic<bool> a_done_{false};
+  Observation observation_;
   std::deque<Gate> gates_;
   sim::SimDevice device_;
   std::unique_ptr<LaunchOrder> order_;
@@ -121,16 +146,11 @@ TEST_F(LaunchOrderTest, WaitForPreviousOnAnotherStreamWaitsForThePreviousStreams
   Stream &a = new_stream();
   Stream &b = new_stream();
   Gate &gate = new_gate();
-  std::atomic<bool> a_done{false};
-  Observation observation;
-  observation.source = &a_done;
-  ASSERT_TRUE(gate.block(a).is_ok());
-  ASSERT_TRUE(launch(a, &set_flag_entry, &a_done).is_ok());
-  order_->mark_last(a);
+  ASSERT_NO_FATAL_FAILURE(order_held_back_work(a, gate));
 
   EXPECT_FALSE(order_->is_last(b));
   ASSERT_TRUE(order_->wait_for_previous(b).is_ok());
-  ASSERT_TRUE(launch(b, &observe_entry, &observation).is_ok());
+  ASSERT_TRUE(launch(b, &observe_entry, &observation_).is_ok());
   order_->mark_last(b);
   EXPECT_TRUE(order_->is_last(b));
   EXPECT_FALSE(order_->is_last(a));
@@ -138,11 +158,11 @@ TEST_F(LaunchOrderTest, WaitForPreviousOnAnotherStreamWaitsForThePreviousStreams
   std::future<Status> b_idle = std::async(std::launch::async, [&b] { return b.wait_idle(); });
   EXPECT_EQ(b_idle.wait_for(kBlockedFor), std::future_status::timeout)
       << "the ordered stream's work ran while the previous stream's was held back";
-  EXPECT_EQ(observation.seen.load(), -1);
+  EXPECT_EQ(observation_.seen.load(), -1);
   gate.open();
   EXPECT_TRUE(b_idle.get().is_ok());
   EXPECT_TRUE(b.synchronize().is_ok());
-  EXPECT_EQ(observation.seen.load(), 1) << "the ordered work ran before the previous work";
+  EXPECT_EQ(observation_.seen.load(), 1) << "the ordered work ran before the previous work";
   EXPECT_TRUE(a.synchronize().is_ok());
 }
 
@@ -189,18 +209,13 @@ TEST_F(LaunchOrderTest, ForgetEndsTheLastStreamsOrderedWorkAtTheTail) {
   Stream &a = new_stream();
   Stream &b = new_stream();
   Gate &gate = new_gate();
-  std::atomic<bool> a_done{false};
-  Observation observation;
-  observation.source = &a_done;
-  ASSERT_TRUE(gate.block(a).is_ok());
-  ASSERT_TRUE(launch(a, &set_flag_entry, &a_done).is_ok());
-  order_->mark_last(a);
-  order_->forget(a);
+  ASSERT_NO_FATAL_FAILURE(order_held_back_work(a, gate));
+  ASSERT_TRUE(order_->forget(a).is_ok());
   EXPECT_FALSE(order_->is_last(a));
   EXPECT_FALSE(tail_->query()) << "forget did not record the tail after the stream's work";
 
   ASSERT_TRUE(order_->wait_for_previous(b).is_ok());
-  ASSERT_TRUE(launch(b, &observe_entry, &observation).is_ok());
+  ASSERT_TRUE(launch(b, &observe_entry, &observation_).is_ok());
   order_->mark_last(b);
   std::future<Status> b_idle = std::async(std::launch::async, [&b] { return b.wait_idle(); });
   EXPECT_EQ(b_idle.wait_for(kBlockedFor), std::future_status::timeout)
@@ -208,7 +223,7 @@ TEST_F(LaunchOrderTest, ForgetEndsTheLastStreamsOrderedWorkAtTheTail) {
   gate.open();
   EXPECT_TRUE(b_idle.get().is_ok());
   EXPECT_TRUE(b.synchronize().is_ok());
-  EXPECT_EQ(observation.seen.load(), 1);
+  EXPECT_EQ(observation_.seen.load(), 1);
   EXPECT_TRUE(a.synchronize().is_ok());
 }
 
@@ -220,7 +235,7 @@ TEST_F(LaunchOrderTest, ForgetOfAStreamThatIsNotTheLastDoesNothing) {
   Gate &gate = new_gate();
   order_->mark_last(a);
   ASSERT_TRUE(gate.block(b).is_ok());
-  order_->forget(b);
+  ASSERT_TRUE(order_->forget(b).is_ok());
   EXPECT_TRUE(order_->is_last(a));
   EXPECT_TRUE(tail_->query()) << "forget recorded the tail on a stream that was not the last";
   gate.open();
@@ -245,6 +260,37 @@ TEST_F(LaunchOrderTest, RecordTailWithNothingOrderedRecordsNothing) {
   EXPECT_TRUE(tail_->query()) << "record_tail recorded on a stream reset() forgot";
   order_->wait_for_tail();
   gate.open();
+  EXPECT_TRUE(a.synchronize().is_ok());
+}
+
+// A forget() whose tail record fails returns the failure and changes nothing: the stream is
+// still the last one, so the next stream still waits for it.
+TEST_F(LaunchOrderTest, AForgetThatCannotRecordTheTailChangesNothing) {
+  order_over_an_unrecordable_tail();
+  const std::lock_guard<std::mutex> lock(order_->mutex());
+  Stream &a = new_stream();
+  order_->mark_last(a);
+  EXPECT_EQ(order_->forget(a).code(), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(order_->is_last(a));
+  EXPECT_TRUE(a.synchronize().is_ok());
+}
+
+// forget_before_destroy() of a stream whose tail cannot be recorded waits until the stream's
+// queued work has completed, then forgets the stream.
+TEST_F(LaunchOrderTest, ForgetBeforeDestroyWaitsForTheStreamWhenTheTailCannotBeRecorded) {
+  order_over_an_unrecordable_tail();
+  const std::lock_guard<std::mutex> lock(order_->mutex());
+  Stream &a = new_stream();
+  Gate &gate = new_gate();
+  ASSERT_NO_FATAL_FAILURE(order_held_back_work(a, gate));
+  std::future<void> forgotten =
+      std::async(std::launch::async, [this, &a] { order_->forget_before_destroy(a); });
+  EXPECT_EQ(forgotten.wait_for(kBlockedFor), std::future_status::timeout)
+      << "the stream was forgotten while its work was still queued";
+  gate.open();
+  forgotten.get();
+  EXPECT_TRUE(a_done_.load());
+  EXPECT_FALSE(order_->is_last(a));
   EXPECT_TRUE(a.synchronize().is_ok());
 }
 

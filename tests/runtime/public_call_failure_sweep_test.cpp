@@ -15,8 +15,8 @@
 #include <gtest/gtest.h>
 
 #include "platform/sim/sim_device.h"
-#include "runtime/capacity_plan.h"
 #include "runtime/engine.h"
+#include "runtime/plan_fit.h"
 #include "support/callable_builder.h"
 #include "support/fault_injecting_device.h"
 
@@ -140,7 +140,7 @@ void expect_capture_and_launch_work(Rig &rig, std::int32_t id, float factor) {
 
 Status kernel_init(Rig &rig, std::uint32_t profile_tasks) {
   const rrt_callable_desc_t *descs[] = {&rig.a.desc(), &rig.b.desc()};
-  rrt_capacity_plan_t plan{};
+  CapacityPlan plan{};
   EXPECT_TRUE(fit_capacity_plan(descs, PlanFit::kSideBySide, &plan).is_ok());
   return rig.engine->kernel_init(plan, 0, profile_tasks);
 }
@@ -158,6 +158,14 @@ Status run_prepare(Rig &rig, std::int32_t id, std::uint64_t n) {
     rig.run.reset();
   }
   return rig.engine->run_prepare(id, RunArgsView{tensors, {}}, &rig.run);
+}
+
+// Set-up of a kernel-mode prepare after a capture: kernel init, `first` prepared as callable 0,
+// and one launch of it captured and replayed.
+void kernel_mode_after_a_capture(Rig &rig, CallableBuilder &first) {
+  ASSERT_TRUE(kernel_init(rig, 0).is_ok());
+  ASSERT_TRUE(prepare(rig, first).is_ok());
+  capture_and_replay(rig, 0);
 }
 
 struct Snapshot {
@@ -202,6 +210,7 @@ struct PublicCall {
 };
 
 std::vector<PublicCall> public_calls() {
+  auto kernel_mode = [](Rig &rig) { ASSERT_TRUE(kernel_init(rig, 0).is_ok()); };
   auto program_with_callables = [](Rig &rig) {
     ASSERT_TRUE(rig.engine->program_init().is_ok());
     ASSERT_TRUE(prepare(rig, rig.a).is_ok());
@@ -215,32 +224,22 @@ std::vector<PublicCall> public_calls() {
          EXPECT_TRUE(prepare(rig, rig.a).is_ok());
          EXPECT_TRUE(prepare(rig, rig.b).is_ok());
        }},
-      {"KernelPrepareDeviceBuild", [](Rig &rig) { ASSERT_TRUE(kernel_init(rig, 0).is_ok()); },
-       [](Rig &rig) { return prepare(rig, rig.a); }, true,
+      {"KernelPrepareDeviceBuild", kernel_mode, [](Rig &rig) { return prepare(rig, rig.a); }, true,
        [](Rig &rig) {
          const Status other = prepare(rig, rig.b);
          EXPECT_TRUE(other.is_ok()) << other.message();
        }},
-      {"KernelPrepareHostBuild", [](Rig &rig) { ASSERT_TRUE(kernel_init(rig, 0).is_ok()); },
-       [](Rig &rig) { return prepare(rig, rig.b); }, true,
+      {"KernelPrepareHostBuild", kernel_mode, [](Rig &rig) { return prepare(rig, rig.b); }, true,
        [](Rig &rig) {
          const Status other = prepare(rig, rig.a);
          EXPECT_TRUE(other.is_ok()) << other.message();
        }},
       {"KernelPrepareDeviceBuildAfterACapture",
-       [](Rig &rig) {
-         ASSERT_TRUE(kernel_init(rig, 0).is_ok());
-         ASSERT_TRUE(prepare(rig, rig.b).is_ok());
-         capture_and_replay(rig, 0);
-       },
+       [](Rig &rig) { kernel_mode_after_a_capture(rig, rig.b); },
        [](Rig &rig) { return prepare(rig, rig.a); }, true,
        [](Rig &rig) { expect_capture_and_launch_work(rig, 1, 2.0F); }},
       {"KernelPrepareHostBuildAfterACapture",
-       [](Rig &rig) {
-         ASSERT_TRUE(kernel_init(rig, 0).is_ok());
-         ASSERT_TRUE(prepare(rig, rig.a).is_ok());
-         capture_and_replay(rig, 0);
-       },
+       [](Rig &rig) { kernel_mode_after_a_capture(rig, rig.a); },
        [](Rig &rig) { return prepare(rig, rig.b); }, true,
        [](Rig &rig) { expect_capture_and_launch_work(rig, 1, 3.0F); }},
       {"ProgramFirstRunDeviceBuild",

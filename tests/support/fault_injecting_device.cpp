@@ -1,6 +1,7 @@
 #include "support/fault_injecting_device.h"
 
 #include <new>
+#include <utility>
 
 namespace replayrt {
 
@@ -32,6 +33,7 @@ void FaultInjectingDevice::clear_faults() {
   one_shot_ = OneShot::kNone;
   budget_armed_ = false;
   transfer_fails_at_ = 0;
+  enqueues_->clear();
 }
 
 std::uint64_t FaultInjectingDevice::transfer_attempts() const {
@@ -85,7 +87,14 @@ std::uint64_t FaultInjectingDevice::allocation_attempts() const {
 
 std::uint64_t FaultInjectingDevice::injected_failures() const {
   const std::lock_guard<std::mutex> lock(mutex_);
-  return injected_;
+  return injected_ + enqueues_->injected();
+}
+
+Status FaultInjectingDevice::create_stream(std::unique_ptr<Stream> *out) {
+  std::unique_ptr<Stream> inner;
+  RRT_RETURN_IF_ERROR(inner_.create_stream(&inner));
+  *out = std::make_unique<FaultInjectingStream>(std::move(inner), enqueues_);
+  return Status::ok();
 }
 
 void *FaultInjectingDevice::allocate(std::size_t bytes) {

@@ -1,12 +1,15 @@
-// FaultInjectingDevice: a test double that wraps any Device and makes chosen allocations fail.
+// FaultInjectingDevice: a test double that wraps any Device and makes chosen allocations,
+// transfers and stream enqueues fail.
 // Part of the testing library (replayrt_testing_support); it does not ship in libreplayrt.so.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 
 #include "platform/device.h"
+#include "support/fault_injecting_stream.h"
 
 namespace replayrt {
 
@@ -16,7 +19,10 @@ namespace replayrt {
 //     return null whenever the wrapped device's live bytes plus the request would exceed a
 //     budget (fail_beyond_live_bytes);
 //   - the Nth transfer from now (a synchronous copy in any direction or a memset) can be made
-//     to fail with RRT_ERR_INTERNAL without reaching the device (fail_nth_transfer).
+//     to fail with RRT_ERR_INTERNAL without reaching the device (fail_nth_transfer);
+//   - every stream it creates is a FaultInjectingStream, and the Nth enqueue from now on any
+//     of them can be made to return a failure (fail_nth_enqueue) or to throw std::bad_alloc
+//     (throw_on_nth_enqueue).
 // N counts attempts of its kind from the arming call, starting at 1; a one-shot fault fires
 // once and disarms. Attempts that fail are still counted.
 // The wrapped device must outlive the wrapper.
@@ -29,10 +35,15 @@ class FaultInjectingDevice final : public Device {
   void throw_on_nth_allocation(std::uint64_t n);
   void fail_beyond_live_bytes(std::uint64_t budget);
   void fail_nth_transfer(std::uint64_t n);
+  void fail_nth_enqueue(std::uint64_t n) { enqueues_->arm(n, EnqueueFaults::Fault::kReturnStatus); }
+  void throw_on_nth_enqueue(std::uint64_t n) {
+    enqueues_->arm(n, EnqueueFaults::Fault::kThrowBadAlloc);
+  }
   void clear_faults();
 
   std::uint64_t allocation_attempts() const;
   std::uint64_t transfer_attempts() const;
+  std::uint64_t enqueue_attempts() const { return enqueues_->attempts(); }
   std::uint64_t injected_failures() const;
 
   DeviceProperties properties() const override { return inner_.properties(); }
@@ -52,7 +63,7 @@ class FaultInjectingDevice final : public Device {
     return inner_.first_range_outside_allocations(ranges);
   }
   MemoryCounters memory_counters() const override { return inner_.memory_counters(); }
-  Status create_stream(std::unique_ptr<Stream> *out) override { return inner_.create_stream(out); }
+  Status create_stream(std::unique_ptr<Stream> *out) override;
   Status create_event(std::unique_ptr<Event> *out) override { return inner_.create_event(out); }
   void set_host_wait_policy(const HostWaitPolicy &policy) override {
     inner_.set_host_wait_policy(policy);
@@ -77,6 +88,7 @@ class FaultInjectingDevice final : public Device {
   std::uint64_t injected_ = 0;
   std::uint64_t transfers_ = 0;
   std::uint64_t transfer_fails_at_ = 0;  // 0: disarmed
+  std::shared_ptr<EnqueueFaults> enqueues_ = std::make_shared<EnqueueFaults>();
 };
 
 }  // namespace replayrt

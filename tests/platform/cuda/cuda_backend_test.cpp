@@ -625,7 +625,7 @@ class CapturedByTheOwnerTest : public CudaBackendTest {
 };
 
 TEST_F(CapturedByTheOwnerTest, AKernelLaunchLandsInTheOwnersGraphWithoutBreakingItsCapture) {
-  rrt_capacity_plan_t plan{};
+  CapacityPlan plan{};
   plan.gm_heap_bytes = 256;
   plan.gm_sm_bytes = 1024;
   plan.runtime_pool_bytes = 4096;

@@ -103,7 +103,7 @@ TEST_F(CudaExecutorTest, AKernelModeLaunchReadsNoDeviceMemoryAndSynchronizesNoth
   GenerationRegistry generations;
   std::unique_ptr<Engine> engine;
   ASSERT_TRUE(Engine::create(std::move(device), 1, generations, &engine).is_ok());
-  rrt_capacity_plan_t plan{};
+  CapacityPlan plan{};
   plan.gm_heap_bytes = 1024;
   plan.gm_sm_bytes = 1024;
   plan.runtime_pool_bytes = 4096;

@@ -341,7 +341,7 @@ TEST(SimStreamFaultInjectionTest, FaultInjectingDeviceForwardsStreamsAndEvents) 
   std::unique_ptr<Event> event;
   ASSERT_TRUE(faults.create_stream(&stream).is_ok());
   ASSERT_TRUE(faults.create_event(&event).is_ok());
-  EXPECT_NE(dynamic_cast<SimStream *>(stream.get()), nullptr);
+  EXPECT_NE(dynamic_cast<FaultInjectingStream *>(stream.get()), nullptr);
   std::vector<int> log;
   ASSERT_TRUE(launch_append(*stream, log, 5).is_ok());
   ASSERT_TRUE(stream->record_event(*event).is_ok());

@@ -1,0 +1,387 @@
+// Stream enqueues that fail part-way through a launch, a run launch or a replay: each enqueue
+// the call makes on a clean run is failed in turn, by a returned status or by a thrown
+// std::bad_alloc (a host allocation failing). The call fails and changes nothing published (every
+// region's capacity, use and base changes, every bank base, the live bytes); what it enqueued
+// before the failure stays queued, and later work is still ordered after that work: another
+// stream's next launch, and the slot's next program-mode prepare.
+#include <bit>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <future>
+#include <memory>
+#include <new>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "platform/sim/sim_device.h"
+#include "platform/sim/sim_execution_fixture.h"
+#include "runtime/engine.h"
+#include "runtime/plan_fit.h"
+#include "support/callable_builder.h"
+#include "support/fault_injecting_device.h"
+
+namespace replayrt {
+namespace {
+
+using sim::testing::Gate;
+using testing::CallableBuilder;
+using testing::f32;
+using testing::imm_f32;
+using testing::inter;
+using testing::param;
+
+constexpr std::uint64_t kN = 256;
+constexpr auto kBlockedFor = std::chrono::milliseconds(200);
+
+// y = factor * x + x over kN floats, through one intermediate.
+CallableBuilder axpy(rrt_bind_strategy_t bind, float factor) {
+  CallableBuilder b(bind);
+  b.param(f32({kN})).param(f32({kN}, RRT_DIR_OUT)).intermediate(f32({kN}));
+  b.task(testing::kScale, {param(0), inter(0), imm_f32(factor)});
+  b.task(testing::kAdd, {inter(0), param(0), param(1)});
+  return b;
+}
+
+// Everything a failed call must leave as it was.
+struct Published {
+  std::uint64_t live_bytes = 0;
+  std::vector<std::uint64_t> regions;
+  std::vector<BankBases> banks;
+
+  static Published of(Engine &engine) {
+    Published p;
+    const ContextStatistics stats = engine.statistics();
+    p.live_bytes = stats.live_bytes;
+    for (const RegionStats &region : stats.regions) {
+      p.regions.insert(p.regions.end(), {region.capacity, region.used, region.base_changes});
+    }
+    for (int slot = 0; slot < DeviceContext::kPipelineDepth; ++slot) {
+      p.banks.push_back(engine.context().slot(slot).bank_bases());
+    }
+    return p;
+  }
+  bool operator==(const Published &other) const {
+    if (banks.size() != other.banks.size()) {
+      return false;
+    }
+    for (std::size_t slot = 0; slot < banks.size(); ++slot) {
+      if (!(banks[slot] == other.banks[slot])) {
+        return false;
+      }
+    }
+    return live_bytes == other.live_bytes && regions == other.regions;
+  }
+};
+
+enum class Failure { kStatus, kException };
+
+// One engine over a fault-injecting simulated device, whose streams (a and b) fail the
+// enqueue the test arms; host buffers for HOST arguments and two device buffers.
+class EnqueueFailureTest
+    : public ::testing::TestWithParam<std::tuple<rrt_bind_strategy_t, Failure>> {
+ public:
+  EnqueueFailureTest(const EnqueueFailureTest &) = delete;
+  EnqueueFailureTest &operator=(const EnqueueFailureTest &) = delete;
+  EnqueueFailureTest(EnqueueFailureTest &&) = delete;
+  EnqueueFailureTest &operator=(EnqueueFailureTest &&) = delete;
+
+ protected:
+  EnqueueFailureTest() = default;
+  ~EnqueueFailureTest() override {
+    for (Gate &gate : gates_) {
+      gate.open();
+    }
+    for (Stream *stream : {a_.get(), b_.get()}) {
+      if (stream != nullptr) {
+        (void)stream->synchronize();
+      }
+    }
+    graph_.reset();
+    run_.reset();
+    for (std::unique_ptr<Stream> *stream : {&a_, &b_}) {
+      if (engine_ && *stream) {
+        engine_->before_stream_destroy(**stream);
+      }
+      stream->reset();
+    }
+    engine_.reset();
+    (void)sim_.free(device_in_);
+    (void)sim_.free(device_out_);
+  }
+
+  void SetUp() override {
+    auto device = std::make_unique<FaultInjectingDevice>(sim_);
+    faults_ = device.get();
+    ASSERT_TRUE(Engine::create(std::move(device), 1, generations_, &engine_).is_ok());
+    ASSERT_TRUE(engine_->create_stream(&a_).is_ok());
+    ASSERT_TRUE(engine_->create_stream(&b_).is_ok());
+    device_in_ = sim_.allocate(kN * 4);
+    device_out_ = sim_.allocate(kN * 4);
+    ASSERT_NE(device_in_, nullptr);
+    ASSERT_NE(device_out_, nullptr);
+  }
+
+  // Kernel init fitted for the swept callable (as 0) and the other bind's (as 1), both
+  // prepared.
+  void kernel_mode() {
+    const rrt_callable_desc_t *descs[] = {&swept_.desc(), &other_.desc()};
+    CapacityPlan plan;
+    ASSERT_TRUE(fit_capacity_plan(descs, PlanFit::kSideBySide, &plan).is_ok());
+    ASSERT_TRUE(engine_->kernel_init(plan, 0, 0).is_ok());
+    std::int32_t id = -1;
+    ASSERT_TRUE(engine_->prepare_callable(swept_.desc(), &id).is_ok());
+    ASSERT_EQ(id, 0);
+    ASSERT_TRUE(engine_->prepare_callable(other_.desc(), &id).is_ok());
+    ASSERT_EQ(id, 1);
+  }
+
+  RunArgsView host_args(float value) {
+    in_.assign(kN, value);
+    out_.assign(kN, -1.0F);
+    host_tensors_ = {{in_.data(), kN * 4, RRT_SPACE_HOST}, {out_.data(), kN * 4, RRT_SPACE_HOST}};
+    return RunArgsView{host_tensors_, {}};
+  }
+
+  RunArgsView device_args() {
+    device_tensors_ = {{device_in_, kN * 4, RRT_SPACE_DEVICE},
+                       {device_out_, kN * 4, RRT_SPACE_DEVICE}};
+    return RunArgsView{device_tensors_, {}};
+  }
+
+  // Captures one launch of callable 1 over the device buffers on stream b.
+  void capture_other() {
+    ASSERT_TRUE(b_->begin_capture().is_ok());
+    ASSERT_TRUE(engine_->kernel_launch(1, device_args(), *b_).is_ok());
+    ASSERT_TRUE(b_->end_capture(&graph_).is_ok());
+  }
+
+  // Replays the captured graph on b over fixed inputs and returns the output's bits.
+  std::vector<std::uint32_t> replay_captured() {
+    std::vector<float> values(kN);
+    for (std::uint64_t i = 0; i < kN; ++i) {
+      values[i] = 0.5F + static_cast<float>(i) / 3.0F;
+    }
+    EXPECT_TRUE(sim_.copy_host_to_device(device_in_, values.data(), kN * 4).is_ok());
+    EXPECT_TRUE(sim_.memset(device_out_, 0, kN * 4).is_ok());
+    EXPECT_TRUE(engine_->replay(*graph_, *b_).is_ok());
+    EXPECT_TRUE(b_->synchronize().is_ok());
+    std::vector<float> result(kN);
+    EXPECT_TRUE(sim_.copy_device_to_host(result.data(), device_out_, kN * 4).is_ok());
+    std::vector<std::uint32_t> bits(kN);
+    for (std::uint64_t i = 0; i < kN; ++i) {
+      bits[i] = std::bit_cast<std::uint32_t>(result[i]);
+    }
+    return bits;
+  }
+
+  // Launches callable 0 on `stream` with HOST tensors and checks y = 2x + x.
+  void expect_swept_launch_works(Stream &stream) {
+    const Status launched = engine_->kernel_launch(0, host_args(3.0F), stream);
+    ASSERT_TRUE(launched.is_ok()) << launched.message();
+    ASSERT_TRUE(stream.synchronize().is_ok());
+    EXPECT_FLOAT_EQ(out_[0], 9.0F);
+    EXPECT_FLOAT_EQ(out_[kN - 1], 9.0F);
+  }
+
+  // The enqueues `call` makes, counted on a clean run.
+  template <typename Call>
+  std::uint64_t enqueues_of(Call &&call) {
+    const std::uint64_t before = faults_->enqueue_attempts();
+    call();
+    return faults_->enqueue_attempts() - before;
+  }
+
+  Gate &new_gate() { return gates_.emplace_back(); }
+
+  // Runs `call` with the nth enqueue from now failing as the test's parameter says, and
+  // checks that the call failed so: RRT_ERR_INTERNAL, or std::bad_alloc.
+  template <typename Call>
+  void expect_fails_at_enqueue(std::uint64_t n, Call &&call) {
+    if (std::get<1>(GetParam()) == Failure::kStatus) {
+      faults_->fail_nth_enqueue(n);
+      const Status failed = call();
+      EXPECT_EQ(failed.code(), RRT_ERR_INTERNAL) << failed.message();
+    } else {
+      faults_->throw_on_nth_enqueue(n);
+      EXPECT_THROW((void)call(), std::bad_alloc);
+    }
+    faults_->clear_faults();
+  }
+
+  sim::SimDevice sim_;
+  FaultInjectingDevice *faults_ = nullptr;
+  GenerationRegistry generations_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Stream> a_;
+  std::unique_ptr<Stream> b_;
+  std::unique_ptr<Graph> graph_;
+  std::unique_ptr<ProgramRun> run_;
+  std::deque<Gate> gates_;
+  CallableBuilder swept_ = axpy(std::get<0>(GetParam()), 2.0F);
+  CallableBuilder other_ =
+      axpy(std::get<0>(GetParam()) == RRT_BIND_DEVICE_BUILD ? RRT_BIND_HOST_BUILD
+                                                            : RRT_BIND_DEVICE_BUILD,
+           3.0F);
+  std::vector<float> in_;
+  std::vector<float> out_;
+  std::vector<rrt_tensor_arg_t> host_tensors_;
+  std::vector<rrt_tensor_arg_t> device_tensors_;
+  void *device_in_ = nullptr;
+  void *device_out_ = nullptr;
+};
+
+// Every enqueue of a kernel-mode launch (ordering after the other stream, copies in, the
+// launch, copies out) failed in turn: nothing published changes, the stream runs later work,
+// the callable launches correctly and a graph captured before replays bit for bit.
+TEST_P(EnqueueFailureTest, AKernelLaunchFailingAtAnyEnqueueChangesNothingPublished) {
+  ASSERT_NO_FATAL_FAILURE(kernel_mode());
+  ASSERT_NO_FATAL_FAILURE(capture_other());
+  const std::vector<std::uint32_t> replayed = replay_captured();
+  const std::uint64_t enqueues = enqueues_of([&] { expect_swept_launch_works(*a_); });
+  ASSERT_GE(enqueues, 3u);
+  for (std::uint64_t n = 1; n <= enqueues; ++n) {
+    SCOPED_TRACE(n);
+    // b was last, so the launch on a orders itself after b first, as on the clean run.
+    EXPECT_EQ(replay_captured(), replayed);
+    const Published before = Published::of(*engine_);
+    expect_fails_at_enqueue(n, [&] { return engine_->kernel_launch(0, host_args(1.0F), *a_); });
+    EXPECT_TRUE(a_->synchronize().is_ok()) << "the work queued before the failure failed";
+    EXPECT_TRUE(Published::of(*engine_) == before) << "a failed launch changed published state";
+    ASSERT_NO_FATAL_FAILURE(expect_swept_launch_works(*a_));
+  }
+  EXPECT_EQ(replay_captured(), replayed);
+}
+
+// A launch that fails at any enqueue inside a capture spoils the capture and nothing else:
+// the stream launches correctly afterwards.
+TEST_P(EnqueueFailureTest, AKernelLaunchFailingAtAnEnqueueInsideACaptureSpoilsOnlyTheCapture) {
+  ASSERT_NO_FATAL_FAILURE(kernel_mode());
+  const std::uint64_t enqueues = enqueues_of([&] {
+    ASSERT_TRUE(engine_->before_capture(*a_).is_ok());
+    ASSERT_TRUE(a_->begin_capture().is_ok());
+    ASSERT_TRUE(engine_->kernel_launch(0, host_args(1.0F), *a_).is_ok());
+    std::unique_ptr<Graph> graph;
+    ASSERT_TRUE(a_->end_capture(&graph).is_ok());
+  });
+  ASSERT_GE(enqueues, 3u);
+  for (std::uint64_t n = 1; n <= enqueues; ++n) {
+    SCOPED_TRACE(n);
+    const Published before = Published::of(*engine_);
+    ASSERT_TRUE(engine_->before_capture(*a_).is_ok());
+    ASSERT_TRUE(a_->begin_capture().is_ok());
+    expect_fails_at_enqueue(n, [&] { return engine_->kernel_launch(0, host_args(1.0F), *a_); });
+    std::unique_ptr<Graph> graph;
+    EXPECT_EQ(a_->end_capture(&graph).code(), RRT_ERR_INVALID_STATE)
+        << "the capture kept a launch that failed part-way";
+    EXPECT_EQ(graph, nullptr);
+    EXPECT_EQ(engine_->take_capture_profile_tasks(*a_), 0u);
+    EXPECT_TRUE(Published::of(*engine_) == before) << "a failed launch changed published state";
+    ASSERT_NO_FATAL_FAILURE(expect_swept_launch_works(*a_));
+  }
+}
+
+// Every enqueue of a replay (ordering after the other stream, the replay) failed in turn: the
+// graph then replays bit for bit.
+TEST_P(EnqueueFailureTest, AReplayFailingAtAnyEnqueueChangesNothingPublished) {
+  ASSERT_NO_FATAL_FAILURE(kernel_mode());
+  ASSERT_NO_FATAL_FAILURE(capture_other());
+  const std::vector<std::uint32_t> replayed = replay_captured();
+  const auto replay_after_a = [&] {
+    expect_swept_launch_works(*a_);
+    return enqueues_of([&] { EXPECT_EQ(replay_captured(), replayed); });
+  };
+  const std::uint64_t enqueues = replay_after_a();
+  ASSERT_GE(enqueues, 2u);
+  for (std::uint64_t n = 1; n <= enqueues; ++n) {
+    SCOPED_TRACE(n);
+    ASSERT_NO_FATAL_FAILURE(expect_swept_launch_works(*a_));
+    const Published before = Published::of(*engine_);
+    expect_fails_at_enqueue(n, [&] { return engine_->replay(*graph_, *b_); });
+    EXPECT_TRUE(b_->synchronize().is_ok());
+    EXPECT_TRUE(Published::of(*engine_) == before) << "a failed replay changed published state";
+    EXPECT_EQ(replay_captured(), replayed);
+  }
+}
+
+// A kernel-mode launch on a that fails at its last enqueue leaves its copies in and its launch
+// queued (behind a gate here): the next launch on b is still ordered after them, since they
+// use the same staging and gm_heap.
+TEST_P(EnqueueFailureTest, AKernelLaunchFailingAfterEnqueuingWorkStillOrdersTheNextStream) {
+  ASSERT_NO_FATAL_FAILURE(kernel_mode());
+  ASSERT_NO_FATAL_FAILURE(expect_swept_launch_works(*b_));
+  const std::uint64_t enqueues = enqueues_of([&] { expect_swept_launch_works(*a_); });
+  ASSERT_NO_FATAL_FAILURE(expect_swept_launch_works(*b_));
+  Gate &gate = new_gate();
+  ASSERT_TRUE(gate.block(*a_).is_ok());
+  expect_fails_at_enqueue(enqueues,
+                          [&] { return engine_->kernel_launch(0, host_args(1.0F), *a_); });
+  ASSERT_TRUE(engine_->kernel_launch(0, host_args(3.0F), *b_).is_ok());
+  std::future<Status> b_idle = std::async(std::launch::async, [this] { return b_->wait_idle(); });
+  EXPECT_EQ(b_idle.wait_for(kBlockedFor), std::future_status::timeout)
+      << "the next launch on another stream ran beside the work the failed launch enqueued";
+  gate.open();
+  EXPECT_TRUE(b_idle.get().is_ok());
+  EXPECT_TRUE(b_->synchronize().is_ok());
+  EXPECT_FLOAT_EQ(out_[0], 9.0F);
+  EXPECT_TRUE(a_->synchronize().is_ok());
+}
+
+// A program-mode run launch failing at any enqueue: the run is failed and finalizes, and the
+// slot's next prepare (which may resize the slot's buffers) waits for whatever the failed
+// launch left queued (behind a gate here) before it touches the slot.
+TEST_P(EnqueueFailureTest, ARunLaunchFailingAtAnyEnqueueKeepsTheSlotsNextPrepareWaiting) {
+  ASSERT_TRUE(engine_->program_init().is_ok());
+  std::int32_t id = -1;
+  ASSERT_TRUE(engine_->prepare_callable(swept_.desc(), &id).is_ok());
+  const auto run_on_a = [&](float value) {
+    ASSERT_TRUE(engine_->run_prepare(id, host_args(value), &run_).is_ok());
+    ASSERT_TRUE(engine_->run_launch(*run_, a_.get()).is_ok());
+    ASSERT_TRUE(engine_->run_wait(*run_).is_ok());
+    ASSERT_TRUE(engine_->run_finalize(*run_).is_ok());
+    EXPECT_FLOAT_EQ(out_[0], value * 3.0F);
+  };
+  ASSERT_NO_FATAL_FAILURE(run_on_a(1.0F));
+  std::uint64_t enqueues = 0;
+  ASSERT_TRUE(engine_->run_prepare(id, host_args(2.0F), &run_).is_ok());
+  enqueues = enqueues_of([&] { ASSERT_TRUE(engine_->run_launch(*run_, a_.get()).is_ok()); });
+  ASSERT_TRUE(engine_->run_wait(*run_).is_ok());
+  ASSERT_TRUE(engine_->run_finalize(*run_).is_ok());
+  ASSERT_GE(enqueues, 3u);
+  for (std::uint64_t n = 1; n <= enqueues; ++n) {
+    SCOPED_TRACE(n);
+    Gate &gate = new_gate();
+    ASSERT_TRUE(gate.block(*a_).is_ok());
+    ASSERT_TRUE(engine_->run_prepare(id, host_args(1.0F), &run_).is_ok());
+    expect_fails_at_enqueue(n, [&] { return engine_->run_launch(*run_, a_.get()); });
+    EXPECT_TRUE(engine_->run_finalize(*run_).is_ok());
+    std::unique_ptr<ProgramRun> next;
+    std::future<Status> prepared = std::async(
+        std::launch::async, [&] { return engine_->run_prepare(id, host_args(4.0F), &next); });
+    EXPECT_EQ(prepared.wait_for(kBlockedFor), std::future_status::timeout)
+        << "the slot's next prepare did not wait for the failed launch's queued work";
+    gate.open();
+    ASSERT_TRUE(prepared.get().is_ok());
+    ASSERT_TRUE(a_->synchronize().is_ok());
+    ASSERT_TRUE(engine_->run_launch(*next, a_.get()).is_ok());
+    ASSERT_TRUE(engine_->run_wait(*next).is_ok());
+    ASSERT_TRUE(engine_->run_finalize(*next).is_ok());
+    EXPECT_FLOAT_EQ(out_[0], 12.0F);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Binds, EnqueueFailureTest,
+    ::testing::Combine(::testing::Values(RRT_BIND_DEVICE_BUILD, RRT_BIND_HOST_BUILD),
+                       ::testing::Values(Failure::kStatus, Failure::kException)),
+    [](const ::testing::TestParamInfo<std::tuple<rrt_bind_strategy_t, Failure>> &info) {
+      const std::string bind =
+          std::get<0>(info.param) == RRT_BIND_DEVICE_BUILD ? "DeviceBuild" : "HostBuild";
+      return bind + (std::get<1>(info.param) == Failure::kStatus ? "Returned" : "Thrown");
+    });
+
+}  // namespace
+}  // namespace replayrt
