@@ -744,10 +744,11 @@ typedef struct rrt_run_args {
    finalize releases the slot. HOST outputs are copied back on the stream after the run's
    tasks, so they are in place when wait returns. rrt_run does all four on the slot's own
    stream; when a step after prepare fails, it still finalizes the run (the slot is free again)
-   and the slot's buffers stay as prepare sized them, as after a successful run. With both slots in use, prepare returns RRT_ERR_INVALID_STATE. A launch whose
-   DEVICE tensor's allocation was freed after prepare (even if another allocation now covers
-   the address) is refused with RRT_ERR_INVALID_ARGUMENT, captured or not, and the run stays
-   prepared (finalize it). */
+   and the slot's buffers stay as prepare sized them, as after a successful run. With both
+   slots in use, prepare returns RRT_ERR_INVALID_STATE. A launch whose DEVICE tensor's
+   allocation was freed after prepare (even if another allocation now covers the address) is
+   refused with RRT_ERR_INVALID_ARGUMENT, captured or not, and the run stays prepared
+   (finalize it). */
 RRT_API rrt_status_t rrt_run_prepare(rrt_context_t ctx, int32_t callable_id,
                                      const rrt_run_args_t *args, rrt_run_t *out);
 RRT_API rrt_status_t rrt_run_launch(rrt_run_t run, rrt_stream_t stream);

@@ -220,6 +220,18 @@ struct KernelContext {
   std::unique_ptr<Doublings> b;
 };
 
+// The statistics a failed call must leave as they were: live bytes, held allocations, and
+// every region's capacity and use.
+void expect_unchanged(const rrt_stats_t &before, const rrt_stats_t &after) {
+  EXPECT_EQ(after.live_bytes, before.live_bytes);
+  EXPECT_EQ(after.device_alloc_calls - after.device_free_calls,
+            before.device_alloc_calls - before.device_free_calls);
+  for (int point = 0; point < RRT_GROWTH_POINT_COUNT; ++point) {
+    EXPECT_EQ(after.regions[point].used_bytes, before.regions[point].used_bytes) << point;
+    EXPECT_EQ(after.regions[point].capacity_bytes, before.regions[point].capacity_bytes) << point;
+  }
+}
+
 // Every host allocation of a kernel-mode prepare of A fails in turn (alone, or with every one
 // after it). A failed prepare returns an error, never terminates, and leaves the frozen
 // capacity as it was, the collectors' first allocation included: B (larger) and then A
@@ -251,14 +263,7 @@ void sweep_prepare_host_allocations(rrt_bind_strategy_t bind, bool persists) {
     ++failures;
     // Host out of memory, or the simulator's device allocation (host memory too) failing.
     EXPECT_TRUE(status == RRT_ERR_INTERNAL || status == RRT_ERR_OUT_OF_MEMORY) << status;
-    const rrt_stats_t after = stats_of(k.ctx);
-    EXPECT_EQ(after.live_bytes, before.live_bytes);
-    EXPECT_EQ(after.device_alloc_calls - after.device_free_calls,
-              before.device_alloc_calls - before.device_free_calls);
-    for (int point = 0; point < RRT_GROWTH_POINT_COUNT; ++point) {
-      EXPECT_EQ(after.regions[point].used_bytes, before.regions[point].used_bytes) << point;
-      EXPECT_EQ(after.regions[point].capacity_bytes, before.regions[point].capacity_bytes) << point;
-    }
+    expect_unchanged(before, stats_of(k.ctx));
     std::int32_t b_id = -1;
     std::int32_t a_id = -1;
     ASSERT_EQ(rrt_callable_prepare(k.ctx, k.b->desc(), &b_id), RRT_OK) << last_message();
@@ -283,18 +288,6 @@ TEST(HostOutOfMemoryTest, PersistentHostOutOfMemoryInAKernelModePrepareDeviceBui
 
 TEST(HostOutOfMemoryTest, PersistentHostOutOfMemoryInAKernelModePrepareHostBuild) {
   sweep_prepare_host_allocations(RRT_BIND_HOST_BUILD, true);
-}
-
-// The statistics a failed call must leave as they were: live bytes, held allocations, and
-// every region's capacity and use.
-void expect_unchanged(const rrt_stats_t &before, const rrt_stats_t &after) {
-  EXPECT_EQ(after.live_bytes, before.live_bytes);
-  EXPECT_EQ(after.device_alloc_calls - after.device_free_calls,
-            before.device_alloc_calls - before.device_free_calls);
-  for (int point = 0; point < RRT_GROWTH_POINT_COUNT; ++point) {
-    EXPECT_EQ(after.regions[point].used_bytes, before.regions[point].used_bytes) << point;
-    EXPECT_EQ(after.regions[point].capacity_bytes, before.regions[point].capacity_bytes) << point;
-  }
 }
 
 // Host tensors over a ramp for Doublings, and the check of what a run wrote.

@@ -358,9 +358,16 @@ TEST_P(EnqueueFailureTest, ARunLaunchFailingAtAnyEnqueueKeepsTheSlotsNextPrepare
     ASSERT_TRUE(engine_->run_prepare(id, host_args(1.0F), &run_).is_ok());
     expect_fails_at_enqueue(n, [&] { return engine_->run_launch(*run_, a_.get()); });
     EXPECT_TRUE(engine_->run_finalize(*run_).is_ok());
+    // The next run has host buffers of its own: the failed launch's queued copies still use
+    // in_ and out_ once the gate opens.
+    std::vector<float> next_in(kN, 4.0F);
+    std::vector<float> next_out(kN, -1.0F);
+    const std::vector<rrt_tensor_arg_t> next_tensors = {{next_in.data(), kN * 4, RRT_SPACE_HOST},
+                                                        {next_out.data(), kN * 4, RRT_SPACE_HOST}};
     std::unique_ptr<ProgramRun> next;
-    std::future<Status> prepared = std::async(
-        std::launch::async, [&] { return engine_->run_prepare(id, host_args(4.0F), &next); });
+    std::future<Status> prepared = std::async(std::launch::async, [&] {
+      return engine_->run_prepare(id, RunArgsView{next_tensors, {}}, &next);
+    });
     EXPECT_EQ(prepared.wait_for(kBlockedFor), std::future_status::timeout)
         << "the slot's next prepare did not wait for the failed launch's queued work";
     gate.open();
@@ -369,7 +376,8 @@ TEST_P(EnqueueFailureTest, ARunLaunchFailingAtAnyEnqueueKeepsTheSlotsNextPrepare
     ASSERT_TRUE(engine_->run_launch(*next, a_.get()).is_ok());
     ASSERT_TRUE(engine_->run_wait(*next).is_ok());
     ASSERT_TRUE(engine_->run_finalize(*next).is_ok());
-    EXPECT_FLOAT_EQ(out_[0], 12.0F);
+    EXPECT_FLOAT_EQ(next_out[0], 12.0F);
+    EXPECT_FLOAT_EQ(next_out[kN - 1], 12.0F);
   }
 }
 
