@@ -375,6 +375,77 @@ TEST(HostOutOfMemoryTest, AKernelLaunchThatRunsOutOfHostMemoryChangesNothingHost
   sweep_launch_host_allocations(RRT_BIND_HOST_BUILD, true);
 }
 
+// Every host allocation of a copy enqueued on a capturing stream fails in turn. Each failed
+// copy spoils the capture (end_capture is RRT_ERR_INVALID_STATE and makes no graph), so no
+// graph silently lacks it; the stream then captures and replays the copy correctly.
+TEST(HostOutOfMemoryTest, ACapturedCopyThatRunsOutOfHostMemorySpoilsTheCapture) {
+  rrt_context_options_t options{};
+  options.struct_size = sizeof options;
+  options.platform = RRT_PLATFORM_SIM;
+  rrt_context_t ctx = nullptr;
+  ASSERT_EQ(rrt_context_create(&options, &ctx), RRT_OK);
+  ASSERT_EQ(rrt_program_init(ctx), RRT_OK);
+  void *buffer = nullptr;
+  ASSERT_EQ(rrt_device_alloc(ctx, kBytes, &buffer), RRT_OK);
+  const std::vector<float> values(kFloats, 3.5F);
+  const auto capture_copy = [&](rrt_stream_t stream, std::uint64_t failing, rrt_status_t *copied,
+                                rrt_graph_t *graph) {
+    ASSERT_EQ(rrt_stream_begin_capture(stream), RRT_OK) << last_message();
+    {
+      const NthHostAllocationFails failure(failing, false);
+      *copied = rrt_memcpy_h2d(ctx, buffer, values.data(), kBytes, stream);
+    }
+    *graph = nullptr;
+    const rrt_status_t ended = rrt_stream_end_capture(stream, graph);
+    if (*copied != RRT_OK) {
+      EXPECT_EQ(ended, RRT_ERR_INVALID_STATE) << "a capture kept going without a failed copy";
+      EXPECT_EQ(*graph, nullptr);
+    }
+  };
+  std::uint64_t allocations = 0;
+  {
+    rrt_stream_t stream = nullptr;
+    ASSERT_EQ(rrt_stream_create(ctx, &stream), RRT_OK);
+    ASSERT_EQ(rrt_stream_begin_capture(stream), RRT_OK);
+    allocations_counted = 0;
+    ASSERT_EQ(rrt_memcpy_h2d(ctx, buffer, values.data(), kBytes, stream), RRT_OK);
+    allocations = allocations_counted;
+    rrt_graph_t graph = nullptr;
+    ASSERT_EQ(rrt_stream_end_capture(stream, &graph), RRT_OK);
+    EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
+    EXPECT_EQ(rrt_stream_destroy(stream), RRT_OK);
+  }
+  ASSERT_GE(allocations, 1u);
+  int failures = 0;
+  for (std::uint64_t n = 1; n <= allocations; ++n) {
+    SCOPED_TRACE(::testing::Message() << "failing host allocation " << n << " of " << allocations);
+    rrt_stream_t stream = nullptr;
+    ASSERT_EQ(rrt_stream_create(ctx, &stream), RRT_OK);
+    rrt_status_t copied = RRT_OK;
+    rrt_graph_t graph = nullptr;
+    capture_copy(stream, n, &copied, &graph);
+    failures += copied != RRT_OK ? 1 : 0;
+    if (graph != nullptr) {
+      EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
+    }
+    capture_copy(stream, 0, &copied, &graph);
+    ASSERT_EQ(copied, RRT_OK) << last_message();
+    ASSERT_NE(graph, nullptr);
+    std::vector<float> zeros(kFloats, 0.0F);
+    ASSERT_EQ(rrt_memcpy_h2d(ctx, buffer, zeros.data(), kBytes, nullptr), RRT_OK);
+    ASSERT_EQ(rrt_graph_replay(graph, stream), RRT_OK) << last_message();
+    ASSERT_EQ(rrt_stream_synchronize(stream), RRT_OK);
+    std::vector<float> back(kFloats, 0.0F);
+    ASSERT_EQ(rrt_memcpy_d2h(ctx, back.data(), buffer, kBytes, nullptr), RRT_OK);
+    EXPECT_EQ(back, values);
+    EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
+    EXPECT_EQ(rrt_stream_destroy(stream), RRT_OK);
+  }
+  EXPECT_GE(failures, 1) << "no host allocation of the captured copy could fail";
+  EXPECT_EQ(rrt_device_free(ctx, buffer), RRT_OK);
+  EXPECT_EQ(rrt_context_destroy(ctx), RRT_OK);
+}
+
 // A program-mode context with A and B prepared, before any run.
 struct ProgramContext {
   explicit ProgramContext(rrt_bind_strategy_t bind) {

@@ -237,14 +237,16 @@ Status SimStream::submit(SimOperation operation, std::span<const DeviceRange> ra
     const std::lock_guard<std::mutex> lock(mutex_);
     if (capturing_) {
       const std::size_t first = capture_addresses_.size();
-      if (Status resolved = resolve_locked(ranges, referenced); !resolved.is_ok()) {
-        fail_capture_locked(resolved);
-        return resolved;
-      }
       try {
+        if (Status resolved = resolve_locked(ranges, referenced); !resolved.is_ok()) {
+          fail_capture_locked(resolved);
+          return resolved;
+        }
         capture_operations_.push_back(std::move(operation));
       } catch (...) {
+        // A host allocation failed: the graph would lack this operation.
         capture_addresses_.resize(first);
+        fail_capture_locked(Status::error_without_detail(RRT_ERR_INTERNAL));
         throw;
       }
       return Status::ok();
