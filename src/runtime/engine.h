@@ -112,7 +112,7 @@ class Engine {
   // Frees a caller allocation that no queued or admitted work can reach any more (the engine
   // is finalized and the caller's streams are gone), without ordering; a free the device
   // refuses is not reported.
-  void release_caller_buffer(void *buffer) noexcept { (void)device_->free(buffer); }
+  void release_caller_buffer(void *buffer) { (void)device_->free(buffer); }
 
   // Turns profiling on; before any init.
   void enable_profiling() noexcept { context_.enable_profiling(); }
