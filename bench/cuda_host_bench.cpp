@@ -46,7 +46,7 @@ class Rig {
     b.param(replayrt::testing::f32({1024})).param(replayrt::testing::f32({1024}, RRT_DIR_OUT));
     b.task(replayrt::testing::kScale, {replayrt::testing::param(0), replayrt::testing::param(1),
                                        replayrt::testing::imm_f32(2.0F)});
-    ok_ = ok_ && engine_->prepare_callable(b.desc(), &callable_).is_ok();
+    ok_ = ok_ && engine_->prepare_callable(b.spec(), &callable_).is_ok();
     x_ = cuda_->allocate(4096);
     y_ = cuda_->allocate(4096);
     tensors_ = {{x_, 4096, RRT_SPACE_DEVICE}, {y_, 4096, RRT_SPACE_DEVICE}};
@@ -75,7 +75,7 @@ class Rig {
   std::int32_t callable_ = -1;
   void *x_ = nullptr;
   void *y_ = nullptr;
-  std::vector<rrt_tensor_arg_t> tensors_;
+  std::vector<replayrt::TensorArg> tensors_;
   std::unique_ptr<Stream> stream_;
   std::unique_ptr<Graph> graph_;
 

@@ -251,7 +251,7 @@ class BindSetup {
     ok_ =
         setup_.ok() && kernels_.find("scale", &scale).is_ok() && kernels_.find("add", &add).is_ok();
     builder_ = replayrt::bench::axpy_desc(scale, add, kElements);
-    ok_ = ok_ && replayrt::Callable::create(builder_.desc(), kernels_, &callable_).is_ok();
+    ok_ = ok_ && replayrt::testing::create_callable(builder_.desc(), kernels_, &callable_).is_ok();
     tensors_[0] = {host_x_.data(), kStagedBytes, RRT_SPACE_HOST};
     tensors_[1] = {host_y_.data(), kStagedBytes, RRT_SPACE_HOST};
     if (ok_) {
@@ -281,7 +281,7 @@ class BindSetup {
   std::unique_ptr<const replayrt::Callable> callable_;
   std::vector<float> host_x_;
   std::vector<float> host_y_;
-  rrt_tensor_arg_t tensors_[2]{};
+  replayrt::TensorArg tensors_[2]{};
   replayrt::BindRequest request_;
   replayrt::BoundRun bound_;
   bool ok_ = false;

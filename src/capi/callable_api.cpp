@@ -3,8 +3,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "capi/api_guard.h"
+#include "capi/callable_spec_codec.h"
 #include "capi/capacity_plan_codec.h"
 #include "capi/handles.h"
 #include "capi/validate.h"
@@ -17,20 +19,20 @@ using replayrt::capi::require_non_null;
 
 namespace {
 
-// Checks `count` descs (a null array only when count is 0), naming descs[i] in a failure.
-Status validate_descs(const rrt_callable_desc_t *const *descs, uint32_t count,
-                      std::span<const rrt_callable_desc_t *const> *out) {
+// Decodes `count` descs (a null array only when count is 0), naming descs[i] in a failure.
+Status decode_descs(const rrt_callable_desc_t *const *descs, uint32_t count,
+                    std::vector<replayrt::CallableSpec> *out) {
   if (count != 0) {
     RRT_RETURN_IF_ERROR(require_non_null(descs, "descs"));
   }
   const std::span<const rrt_callable_desc_t *const> all(descs, count);
+  out->resize(all.size());
   for (std::size_t i = 0; i < all.size(); ++i) {
-    Status valid = replayrt::capi::validate_callable_desc(all[i]);
-    if (!valid.is_ok()) {
-      return std::move(valid).with_context(replayrt::format("descs[%zu]", i));
+    Status decoded = replayrt::capi::decode_callable_desc(all[i], &(*out)[i]);
+    if (!decoded.is_ok()) {
+      return std::move(decoded).with_context(replayrt::format("descs[%zu]", i));
     }
   }
-  *out = all;
   return Status::ok();
 }
 
@@ -38,8 +40,8 @@ Status validate_descs(const rrt_callable_desc_t *const *descs, uint32_t count,
 Status fit_kernel_config(const rrt_callable_desc_t *const *descs, uint32_t count,
                          const replayrt::KernelRegistry *kernels, rrt_kernel_config_t *config) {
   RRT_RETURN_IF_ERROR(replayrt::capi::validate_kernel_config(config));
-  std::span<const rrt_callable_desc_t *const> all;
-  RRT_RETURN_IF_ERROR(validate_descs(descs, count, &all));
+  std::vector<replayrt::CallableSpec> all;
+  RRT_RETURN_IF_ERROR(decode_descs(descs, count, &all));
   const bool has_task_capacity = replayrt::capi::has_field(
       config->struct_size, offsetof(rrt_kernel_config_t, profiling_task_capacity),
       sizeof config->profiling_task_capacity);
@@ -93,12 +95,12 @@ RRT_API rrt_status_t rrt_kernel_lookup(rrt_context_t ctx, const char *name,
 RRT_API rrt_status_t rrt_capacity_plan_fit(const rrt_callable_desc_t *desc,
                                            rrt_capacity_plan_t *plan) {
   return guarded("rrt_capacity_plan_fit", [&]() -> Status {
-    RRT_RETURN_IF_ERROR(replayrt::capi::validate_callable_desc(desc));
+    replayrt::CallableSpec spec;
+    RRT_RETURN_IF_ERROR(replayrt::capi::decode_callable_desc(desc, &spec));
     RRT_RETURN_IF_ERROR(require_non_null(plan, "plan"));
     replayrt::CapacityPlan grown = replayrt::capi::decode_capacity_plan(*plan);
     RRT_RETURN_IF_ERROR(
-        replayrt::fit_capacity_plan(std::span<const rrt_callable_desc_t *const>(&desc, 1),
-                                    replayrt::PlanFit::kOneCallable, &grown));
+        replayrt::fit_capacity_plan(std::span(&spec, 1), replayrt::PlanFit::kOneCallable, &grown));
     *plan = replayrt::capi::encode_capacity_plan(grown);
     return Status::ok();
   });
@@ -108,8 +110,8 @@ RRT_API rrt_status_t rrt_capacity_plan_fit_all(const rrt_callable_desc_t *const 
                                                uint32_t count, rrt_capacity_plan_t *plan) {
   return guarded("rrt_capacity_plan_fit_all", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_non_null(plan, "plan"));
-    std::span<const rrt_callable_desc_t *const> all;
-    RRT_RETURN_IF_ERROR(validate_descs(descs, count, &all));
+    std::vector<replayrt::CallableSpec> all;
+    RRT_RETURN_IF_ERROR(decode_descs(descs, count, &all));
     replayrt::CapacityPlan grown = replayrt::capi::decode_capacity_plan(*plan);
     RRT_RETURN_IF_ERROR(replayrt::fit_capacity_plan(all, replayrt::PlanFit::kSideBySide, &grown));
     *plan = replayrt::capi::encode_capacity_plan(grown);
@@ -136,9 +138,10 @@ RRT_API rrt_status_t rrt_callable_prepare(rrt_context_t ctx, const rrt_callable_
                                           int32_t *out_callable_id) {
   return guarded("rrt_callable_prepare", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
-    RRT_RETURN_IF_ERROR(replayrt::capi::validate_callable_desc(desc));
+    replayrt::CallableSpec spec;
+    RRT_RETURN_IF_ERROR(replayrt::capi::decode_callable_desc(desc, &spec));
     RRT_RETURN_IF_ERROR(require_non_null(out_callable_id, "out_callable_id"));
-    return ctx->engine->prepare_callable(*desc, out_callable_id);
+    return ctx->engine->prepare_callable(spec, out_callable_id);
   });
 }
 

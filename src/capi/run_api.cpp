@@ -1,6 +1,7 @@
 // Program-mode runs and kernel-mode launches.
 #include "capi/api_guard.h"
 #include "capi/handles.h"
+#include "capi/run_args_codec.h"
 #include "capi/stream_lookup.h"
 #include "capi/validate.h"
 
@@ -8,13 +9,7 @@ using replayrt::Status;
 using replayrt::capi::guarded;
 using replayrt::capi::require_non_null;
 
-namespace {
-
-replayrt::RunArgsView view_of(const rrt_run_args_t &args) {
-  return replayrt::RunArgsView{{args.tensors, args.num_tensors}, {args.scalars, args.num_scalars}};
-}
-
-}  // namespace
+using replayrt::capi::DecodedRunArgs;
 
 extern "C" {
 
@@ -22,11 +17,12 @@ RRT_API rrt_status_t rrt_run_prepare(rrt_context_t ctx, int32_t callable_id,
                                      const rrt_run_args_t *args, rrt_run_t *out) {
   return guarded("rrt_run_prepare", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
-    RRT_RETURN_IF_ERROR(replayrt::capi::validate_run_args(args));
+    DecodedRunArgs decoded;
+    RRT_RETURN_IF_ERROR(decoded.decode(args));
     RRT_RETURN_IF_ERROR(require_non_null(out, "out"));
     auto run = std::make_unique<rrt_run_s>();
     run->context = ctx;
-    RRT_RETURN_IF_ERROR(ctx->engine->run_prepare(callable_id, view_of(*args), &run->run));
+    RRT_RETURN_IF_ERROR(ctx->engine->run_prepare(callable_id, decoded.view(), &run->run));
     ctx->live_runs.fetch_add(1);
     *out = run.release();
     return Status::ok();
@@ -64,10 +60,11 @@ RRT_API rrt_status_t rrt_run_finalize(rrt_run_t run) {
 RRT_API rrt_status_t rrt_run(rrt_context_t ctx, int32_t callable_id, const rrt_run_args_t *args) {
   return guarded("rrt_run", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
-    RRT_RETURN_IF_ERROR(replayrt::capi::validate_run_args(args));
+    DecodedRunArgs decoded;
+    RRT_RETURN_IF_ERROR(decoded.decode(args));
     replayrt::Engine &engine = *ctx->engine;
     std::unique_ptr<replayrt::ProgramRun> run;
-    RRT_RETURN_IF_ERROR(engine.run_prepare(callable_id, view_of(*args), &run));
+    RRT_RETURN_IF_ERROR(engine.run_prepare(callable_id, decoded.view(), &run));
     Status status;
     try {
       status = engine.run_launch(*run, nullptr);
@@ -92,9 +89,10 @@ RRT_API rrt_status_t rrt_kernel_launch(rrt_context_t ctx, int32_t callable_id,
                                        const rrt_run_args_t *args, rrt_stream_t caller_stream) {
   return guarded("rrt_kernel_launch", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
-    RRT_RETURN_IF_ERROR(replayrt::capi::validate_run_args(args));
+    DecodedRunArgs decoded;
+    RRT_RETURN_IF_ERROR(decoded.decode(args));
     RRT_RETURN_IF_ERROR(replayrt::capi::check_stream_of(ctx, caller_stream));
-    return ctx->engine->kernel_launch(callable_id, view_of(*args), *caller_stream->stream);
+    return ctx->engine->kernel_launch(callable_id, decoded.view(), *caller_stream->stream);
   });
 }
 

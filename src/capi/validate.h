@@ -38,10 +38,12 @@ void write_versioned_out(T *out, const T &value) {
   std::memcpy(out, &value, bytes);
 }
 
+// OK when a caller's struct named `name` has `size` >= `minimum` bytes, else an error that says
+// to set its struct_size.
+Status check_struct_size(const char *name, uint32_t size, uint32_t minimum);
+
 Status validate_context_options(const rrt_context_options_t *options);
 Status validate_kernel_config(const rrt_kernel_config_t *config);
-Status validate_callable_desc(const rrt_callable_desc_t *desc);
-Status validate_run_args(const rrt_run_args_t *args);
 Status validate_stats_out(const rrt_stats_t *out);
 
 }  // namespace replayrt::capi

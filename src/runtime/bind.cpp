@@ -24,7 +24,7 @@ std::uint64_t staging_slice_bytes(std::uint64_t bytes) noexcept {
 
 std::uint64_t run_staging_bytes(const RunArgsView &args) noexcept {
   std::uint64_t required = 0;
-  for (const rrt_tensor_arg_t &arg : args.tensors) {
+  for (const TensorArg &arg : args.tensors) {
     if (arg.space == RRT_SPACE_HOST) {
       required += staging_slice_bytes(arg.bytes);
     }
@@ -37,7 +37,7 @@ void stage_host_tensors(const BindRequest &request, void *staging, BoundRun *out
   out->tensor_addresses.assign(params.size(), nullptr);
   auto *cursor = static_cast<std::byte *>(staging);
   for (std::size_t i = 0; i < params.size(); ++i) {
-    const rrt_tensor_arg_t &arg = request.args.tensors[i];
+    const TensorArg &arg = request.args.tensors[i];
     if (arg.space == RRT_SPACE_DEVICE) {
       out->tensor_addresses[i] = arg.addr;
       continue;

@@ -21,11 +21,18 @@ struct StagedCopy {
   std::uint64_t bytes = 0;
 };
 
-// The arguments of one run, as the C ABI received them (already validated against the
-// callable: one tensor per parameter with the parameter's exact size, one scalar per declared
-// scalar, DEVICE tensors inside live allocations).
+// One tensor of a run: `bytes` at `addr` in `space` (HOST or DEVICE).
+struct TensorArg {
+  void *addr = nullptr;
+  std::uint64_t bytes = 0;
+  rrt_address_space_t space = RRT_SPACE_HOST;
+};
+
+// The arguments of one run (the C ABI decodes them, capi/run_args_codec.h; validate_run_args
+// checks them against the callable: one tensor per parameter with the parameter's exact size,
+// one scalar per declared scalar, DEVICE tensors inside live allocations).
 struct RunArgsView {
-  std::span<const rrt_tensor_arg_t> tensors;
+  std::span<const TensorArg> tensors;
   std::span<const std::uint64_t> scalars;
 };
 

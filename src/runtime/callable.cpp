@@ -5,7 +5,6 @@
 
 #include "common/align.h"
 #include "common/format.h"
-#include "common/raw_enum.h"
 #include "platform/launch/operand_resolution.h"
 #include "platform/launch/task_graph_image.h"
 #include "runtime/bind.h"
@@ -43,30 +42,12 @@ class ContentHasher {
   std::uint64_t hash_ = 0xcbf29ce484222325ULL;
 };
 
-Status validate_tensor(const rrt_tensor_desc_t &desc, const char *what, std::uint32_t index,
-                       bool is_param, bool reads_space, TensorLayout *out) {
-  const std::int32_t dtype = raw_enum(desc.dtype);
-  const std::uint64_t element = dtype_bytes(dtype);
-  if (element == 0) {
-    return invalid(format("%s %u: unknown dtype %d", what, index, dtype));
-  }
-  if (desc.ndim > RRT_MAX_DIMS) {
-    return invalid(
-        format("%s %u: %u dimensions (at most %d)", what, index, desc.ndim, RRT_MAX_DIMS));
-  }
-  const std::int32_t direction = raw_enum(desc.direction);
-  if (is_param && direction != RRT_DIR_IN && direction != RRT_DIR_OUT &&
-      direction != RRT_DIR_INOUT) {
-    return invalid(format("%s %u: unknown direction %d", what, index, direction));
-  }
-  const std::int32_t space = is_param && reads_space ? raw_enum(desc.space) : RRT_PARAM_SPACE_ANY;
-  if (space != RRT_PARAM_SPACE_ANY && space != RRT_PARAM_SPACE_HOST &&
-      space != RRT_PARAM_SPACE_DEVICE) {
-    return invalid(format("%s %u: unknown space %d", what, index, space));
-  }
-  std::uint64_t bytes = element;
-  for (std::uint32_t d = 0; d < desc.ndim; ++d) {
-    const std::uint64_t extent = desc.shape[d];
+// Lays out tensor `index` of a group named `what`: its byte size, checked.
+Status lay_out_tensor(const TensorSpec &spec, const char *what, std::uint32_t index,
+                      TensorLayout *out) {
+  std::uint64_t bytes = dtype_bytes(spec.dtype);
+  for (std::uint32_t d = 0; d < spec.ndim; ++d) {
+    const std::uint64_t extent = spec.shape[d];
     if (extent == 0) {
       return invalid(format("%s %u: dimension %u is zero", what, index, d));
     }
@@ -76,12 +57,12 @@ Status validate_tensor(const rrt_tensor_desc_t &desc, const char *what, std::uin
     }
     bytes *= extent;
   }
-  out->dtype = desc.dtype;
-  out->ndim = desc.ndim;
-  std::copy(desc.shape, desc.shape + desc.ndim, out->shape);
+  out->dtype = spec.dtype;
+  out->ndim = spec.ndim;
+  std::copy(spec.shape.begin(), spec.shape.begin() + spec.ndim, out->shape);
   out->bytes = bytes;
-  out->direction = is_param ? desc.direction : RRT_DIR_INOUT;
-  out->space = static_cast<rrt_param_space_t>(space);
+  out->direction = spec.direction;
+  out->space = spec.space;
   return Status::ok();
 }
 
@@ -115,34 +96,9 @@ Status check_declared_access(const Callable &callable, const KernelEntry &kernel
   return Status::ok();
 }
 
-// Checks the bind strategy, the counts against Callable's limits and that no counted array is null.
-Status check_bind_and_counts(const rrt_callable_desc_t &desc) {
-  const std::int32_t bind = raw_enum(desc.bind);
-  if (bind != RRT_BIND_DEVICE_BUILD && bind != RRT_BIND_HOST_BUILD) {
-    return invalid(format("unknown bind strategy %d", bind));
-  }
-  if (desc.num_params > Callable::kMaxParams ||
-      desc.num_intermediates > Callable::kMaxIntermediates ||
-      desc.num_scalars > Callable::kMaxScalars) {
-    return invalid(
-        format("callable has %u params, %u intermediates, %u scalars (limits %u, "
-               "%u, %u)",
-               desc.num_params, desc.num_intermediates, desc.num_scalars, Callable::kMaxParams,
-               Callable::kMaxIntermediates, Callable::kMaxScalars));
-  }
-  if (desc.num_tasks == 0 || desc.num_tasks > Callable::kMaxTasks) {
-    return invalid(format("callable has %u tasks (1 to %u)", desc.num_tasks, Callable::kMaxTasks));
-  }
-  if ((desc.num_params != 0 && desc.params == nullptr) ||
-      (desc.num_intermediates != 0 && desc.intermediates == nullptr) || desc.tasks == nullptr) {
-    return invalid("callable descriptor has a null array with a nonzero count");
-  }
-  return Status::ok();
-}
-
 // Sets *out to the kernel task t runs: its registry entry, or an undeclared user kernel.
 Status find_kernel(const KernelRegistry &kernels, Callable::UnknownKernels unknown,
-                   const rrt_task_desc_t &task, std::uint32_t t, const KernelEntry **out) {
+                   const TaskSpec &task, std::uint32_t t, const KernelEntry **out) {
   static const KernelEntry kUndeclaredUserKernel{
       "<user kernel>", nullptr, nullptr, -1, -1, KernelEntry::kWritesEveryTensor};
   const bool registered = kernels.contains(task.kernel_id);
@@ -358,17 +314,16 @@ std::uint64_t dtype_bytes(std::int32_t dtype) noexcept {
   return 0;
 }
 
-Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &kernels,
+Status Callable::create(const CallableSpec &spec, const KernelRegistry &kernels,
                         std::unique_ptr<const Callable> *out, UnknownKernels unknown) {
-  RRT_RETURN_IF_ERROR(check_bind_and_counts(desc));
   std::unique_ptr<Callable> callable(new Callable());
-  callable->bind_ = desc.bind;
-  callable->num_scalars_ = desc.num_scalars;
-  RRT_RETURN_IF_ERROR(callable->decode_params(desc));
-  RRT_RETURN_IF_ERROR(callable->decode_intermediates(desc));
-  RRT_RETURN_IF_ERROR(callable->decode_views_and_device_values(desc));
+  callable->bind_ = spec.bind;
+  callable->num_scalars_ = spec.num_scalars;
+  RRT_RETURN_IF_ERROR(callable->lay_out_params(spec));
+  RRT_RETURN_IF_ERROR(callable->lay_out_intermediates(spec));
+  RRT_RETURN_IF_ERROR(callable->lay_out_views_and_device_values(spec));
   std::vector<std::vector<std::uint32_t>> predecessors;
-  RRT_RETURN_IF_ERROR(callable->decode_tasks(desc, kernels, unknown, &predecessors));
+  RRT_RETURN_IF_ERROR(callable->plan_tasks(spec, kernels, unknown, &predecessors));
   callable->link_successors(predecessors);
   callable->content_key_ = hash_content(*callable);
   callable->size_requirements();
@@ -376,26 +331,24 @@ Status Callable::create(const rrt_callable_desc_t &desc, const KernelRegistry &k
   return Status::ok();
 }
 
-// Validates the parameters into params_ (their spaces read from a 1.2 desc only).
-Status Callable::decode_params(const rrt_callable_desc_t &desc) {
-  const bool reads_space = reads_abi_1_2_fields(desc);
-  params_.resize(desc.num_params);
-  for (std::uint32_t i = 0; i < desc.num_params; ++i) {
-    RRT_RETURN_IF_ERROR(
-        validate_tensor(desc.params[i], "param", i, true, reads_space, &params_[i]));
+// Checks and sizes the parameters into params_.
+Status Callable::lay_out_params(const CallableSpec &spec) {
+  params_.resize(spec.params.size());
+  for (std::uint32_t i = 0; i < spec.params.size(); ++i) {
+    RRT_RETURN_IF_ERROR(lay_out_tensor(spec.params[i], "param", i, &params_[i]));
   }
   return Status::ok();
 }
 
-// Validates the intermediates into intermediates_ and lays them out in gm_heap, one by one.
-Status Callable::decode_intermediates(const rrt_callable_desc_t &desc) {
-  intermediates_.resize(desc.num_intermediates);
-  intermediate_offsets_.resize(desc.num_intermediates);
+// Checks and sizes the intermediates into intermediates_ and lays them out in gm_heap, one by
+// one.
+Status Callable::lay_out_intermediates(const CallableSpec &spec) {
+  intermediates_.resize(spec.intermediates.size());
+  intermediate_offsets_.resize(spec.intermediates.size());
   std::uint64_t heap = 0;
-  for (std::uint32_t i = 0; i < desc.num_intermediates; ++i) {
+  for (std::uint32_t i = 0; i < spec.intermediates.size(); ++i) {
     TensorLayout &layout = intermediates_[i];
-    RRT_RETURN_IF_ERROR(
-        validate_tensor(desc.intermediates[i], "intermediate", i, false, false, &layout));
+    RRT_RETURN_IF_ERROR(lay_out_tensor(spec.intermediates[i], "intermediate", i, &layout));
     heap = align_up(heap, kIntermediateAlignment);
     intermediate_offsets_[i] = heap;
     heap += layout.bytes;
@@ -407,26 +360,26 @@ Status Callable::decode_intermediates(const rrt_callable_desc_t &desc) {
   return Status::ok();
 }
 
-// Validates a 1.2 desc's device values and views into device_values_ and views_.
-Status Callable::decode_views_and_device_values(const rrt_callable_desc_t &desc) {
-  if (!reads_abi_1_2_fields(desc)) {
-    return Status::ok();
-  }
-  RRT_RETURN_IF_ERROR(validate_device_values(desc, params_, intermediates_, &device_values_));
-  return validate_views(desc, params_, intermediates_, device_values_, &views_);
+// Checks the device values and views against the tensors into device_values_ and views_.
+Status Callable::lay_out_views_and_device_values(const CallableSpec &spec) {
+  RRT_RETURN_IF_ERROR(
+      validate_device_values(spec.device_values, params_, intermediates_, &device_values_));
+  return validate_views(spec.views, params_, intermediates_, device_values_, &views_);
 }
 
-// Decodes and checks the tasks in task order, with their data flow and *predecessors (per task).
-Status Callable::decode_tasks(const rrt_callable_desc_t &desc, const KernelRegistry &kernels,
-                              UnknownKernels unknown,
-                              std::vector<std::vector<std::uint32_t>> *predecessors) {
-  tasks_.resize(desc.num_tasks);
-  predecessors->resize(desc.num_tasks);
-  TaskOrdering ordering(*this, desc.num_params, desc.num_intermediates);
-  for (std::uint32_t t = 0; t < desc.num_tasks; ++t) {
+// Checks the tasks in task order, with their data flow, into tasks_ and *predecessors (per task).
+Status Callable::plan_tasks(const CallableSpec &spec, const KernelRegistry &kernels,
+                            UnknownKernels unknown,
+                            std::vector<std::vector<std::uint32_t>> *predecessors) {
+  const auto num_tasks = static_cast<std::uint32_t>(spec.tasks.size());
+  tasks_.resize(num_tasks);
+  predecessors->resize(num_tasks);
+  TaskOrdering ordering(*this, static_cast<std::uint32_t>(params_.size()),
+                        static_cast<std::uint32_t>(intermediates_.size()));
+  for (std::uint32_t t = 0; t < num_tasks; ++t) {
     const KernelEntry *kernel = nullptr;
-    RRT_RETURN_IF_ERROR(find_kernel(kernels, unknown, desc.tasks[t], t, &kernel));
-    RRT_RETURN_IF_ERROR(decode_task_operands(desc, t));
+    RRT_RETURN_IF_ERROR(find_kernel(kernels, unknown, spec.tasks[t], t, &kernel));
+    RRT_RETURN_IF_ERROR(plan_task_operands(spec, t));
     RRT_RETURN_IF_ERROR(check_operand_counts(tasks_[t], t, *kernel));
     std::vector<std::uint32_t> &deps = (*predecessors)[t];
     RRT_RETURN_IF_ERROR(ordering.order(t, *kernel, &deps));
@@ -436,33 +389,23 @@ Status Callable::decode_tasks(const rrt_callable_desc_t &desc, const KernelRegis
 }
 
 // Appends task t's operands to operands_ and sets its plan's kernel, first operand and counts.
-Status Callable::decode_task_operands(const rrt_callable_desc_t &desc, std::uint32_t t) {
-  const rrt_task_desc_t &task = desc.tasks[t];
-  if (task.num_operands > kMaxOperandsPerTask) {
-    return invalid(
-        format("task %u: %u operands (at most %u)", t, task.num_operands, kMaxOperandsPerTask));
-  }
-  if (task.num_operands != 0 && task.operands == nullptr) {
-    return invalid(format("task %u: null operand array", t));
-  }
+Status Callable::plan_task_operands(const CallableSpec &spec, std::uint32_t t) {
+  const TaskSpec &task = spec.tasks[t];
   TaskPlan &plan = tasks_[t];
   plan.kernel_id = task.kernel_id;
   plan.first_operand = static_cast<std::uint32_t>(operands_.size());
-  for (std::uint32_t o = 0; o < task.num_operands; ++o) {
-    RRT_RETURN_IF_ERROR(count_operand(desc, t, o));
-    operands_.push_back(OperandRef{task.operands[o].kind, task.operands[o].index});
+  for (std::uint32_t o = 0; o < task.operands.size(); ++o) {
+    RRT_RETURN_IF_ERROR(count_operand(spec, t, o));
+    operands_.push_back(task.operands[o]);
   }
   return Status::ok();
 }
 
-// Checks operand o of task t (kind, index, tensors before scalars) and counts it in the plan.
-Status Callable::count_operand(const rrt_callable_desc_t &desc, std::uint32_t t, std::uint32_t o) {
-  const rrt_operand_t &operand = desc.tasks[t].operands[o];
+// Checks operand o of task t (index, tensors before scalars) and counts it in the plan.
+Status Callable::count_operand(const CallableSpec &spec, std::uint32_t t, std::uint32_t o) {
+  const OperandRef &operand = spec.tasks[t].operands[o];
   TaskPlan &plan = tasks_[t];
-  const bool has_views = reads_abi_1_2_fields(desc);
-  const std::int32_t raw_kind = raw_enum(operand.kind);
-  const std::int32_t kind = has_views || raw_kind < RRT_OPERAND_VIEW ? raw_kind : -1;
-  switch (kind) {
+  switch (operand.kind) {
     case RRT_OPERAND_VIEW:
       if (plan.num_scalars != 0) {
         return invalid(
@@ -488,26 +431,24 @@ Status Callable::count_operand(const rrt_callable_desc_t &desc, std::uint32_t t,
             format("task %u operand %u: tensor operands must come before scalars", t, o));
       }
       const bool is_param = operand.kind == RRT_OPERAND_PARAM;
-      const std::uint32_t limit = is_param ? desc.num_params : desc.num_intermediates;
+      const std::size_t limit = is_param ? params_.size() : intermediates_.size();
       if (operand.index >= limit) {
-        return invalid(format("task %u operand %u: %s %u out of range (%u declared)", t, o,
+        return invalid(format("task %u operand %u: %s %u out of range (%zu declared)", t, o,
                               is_param ? "param" : "intermediate", operand.index, limit));
       }
       ++plan.num_tensors;
       break;
     }
     case RRT_OPERAND_SCALAR:
-      if (operand.index >= desc.num_scalars) {
+      if (operand.index >= spec.num_scalars) {
         return invalid(format("task %u operand %u: scalar %u out of range (%u declared)", t, o,
-                              operand.index, desc.num_scalars));
+                              operand.index, spec.num_scalars));
       }
       ++plan.num_scalars;
       break;
     case RRT_OPERAND_IMMEDIATE:
       ++plan.num_scalars;
       break;
-    default:
-      return invalid(format("task %u operand %u: unknown operand kind %d", t, o, raw_kind));
   }
   return Status::ok();
 }

@@ -12,6 +12,7 @@
 
 #include "common/status.h"
 #include "platform/launch/kernel_registry.h"
+#include "runtime/callable_spec.h"
 
 namespace replayrt {
 
@@ -23,11 +24,6 @@ struct TensorLayout {
   rrt_direction_t direction = RRT_DIR_IN;  // parameters only
   // Parameters only: where runs pass it (ANY unless a 1.2 callable desc declares it).
   rrt_param_space_t space = RRT_PARAM_SPACE_ANY;
-};
-
-struct OperandRef {
-  rrt_operand_kind_t kind = RRT_OPERAND_PARAM;
-  std::uint32_t index = 0;
 };
 
 // A view (rrt_view_desc_t) as the image needs it: byte offsets and sizes, the dtype its base's.
@@ -68,25 +64,19 @@ struct CallableRequirements {
   std::uint64_t staged_all_host = 0;  // staging when every HOST and ANY parameter is HOST
 };
 
-// Validation (Callable::create), every violation RRT_ERR_INVALID_ARGUMENT with a message that
-// names the parameter, intermediate, task or operand (enum fields are read as the integers a
-// C caller stored, so any value is safe to pass):
-//   - counts within the limits below, arrays present when their count is nonzero;
-//   - tensor descriptors: a known dtype, 0..RRT_MAX_DIMS dimensions each >= 1, a byte size
-//     that does not overflow and stays within kMaxTensorBytes; parameter directions known;
-//     in a 1.2 desc (struct_size >= sizeof(rrt_callable_desc_t)) parameter spaces known
-//     (an older desc's parameters are all RRT_PARAM_SPACE_ANY);
+// Validation (Callable::create) of a spec that keeps CallableSpec's promises (the C ABI's
+// decode_callable_desc checks those): every violation RRT_ERR_INVALID_ARGUMENT with a message
+// that names the parameter, intermediate, view, device value, task or operand:
+//   - tensors: every dimension >= 1, a byte size that does not overflow and stays within
+//     kMaxTensorBytes, and all intermediates together within kMaxTensorBytes of gm_heap;
 //   - tasks: a registered kernel, at most kMaxTensorOperandsPerTask tensor operands and
 //     kMaxScalarOperandsPerTask scalar operands, tensors before scalars, every index in range,
 //     the operand counts the kernel declares;
-//   - a 1.2 desc (struct_size >= sizeof(rrt_callable_desc_t)) may declare device values and
-//     views; a smaller one is read as ABI 1.1 (no views, no device values, and the VIEW and
-//     DEVICE_VALUE operand kinds unknown). A device value names a PARAM or INTERMEDIATE source
-//     of dtype I32, I64 or F32 and an element inside it. A view names a PARAM or INTERMEDIATE
-//     base, has 1..RRT_MAX_DIMS dimensions each >= 1, takes the base's dtype, and satisfies
-//     offset + offset_value_max * offset_stride + elements(view) <= elements(base) without
-//     overflow (offset_stride and offset_value_max are ignored for a fixed offset); a dynamic
-//     offset names an I32 or I64 device value;
+//   - a device value names a source of dtype I32, I64 or F32 and an element inside it. A view
+//     names a base in range, has at least one dimension, each >= 1, takes the base's dtype, and
+//     satisfies offset + offset_value_max * offset_stride + elements(view) <= elements(base)
+//     without overflow (offset_stride and offset_value_max are ignored for a fixed offset); a
+//     dynamic offset names an I32 or I64 device value;
 //   - data flow (for kernels that declare which tensors they write: every built-in, and
 //     kernels registered with a descriptor): no task reads an intermediate or an OUT parameter
 //     before some earlier task wrote it, and no task writes an IN parameter (the message names
@@ -125,7 +115,7 @@ class Callable {
     kAsUserKernels,  // a user kernel that declares nothing (sizing without a context)
   };
 
-  static Status create(const rrt_callable_desc_t &desc, const KernelRegistry &kernels,
+  static Status create(const CallableSpec &spec, const KernelRegistry &kernels,
                        std::unique_ptr<const Callable> *out,
                        UnknownKernels unknown = UnknownKernels::kReject);
 
@@ -149,14 +139,13 @@ class Callable {
   Callable() = default;
 
   // The steps of create() (callable.cpp says what each does).
-  Status decode_params(const rrt_callable_desc_t &desc);
-  Status decode_intermediates(const rrt_callable_desc_t &desc);
-  Status decode_views_and_device_values(const rrt_callable_desc_t &desc);
-  Status decode_tasks(const rrt_callable_desc_t &desc, const KernelRegistry &kernels,
-                      UnknownKernels unknown,
-                      std::vector<std::vector<std::uint32_t>> *predecessors);
-  Status decode_task_operands(const rrt_callable_desc_t &desc, std::uint32_t t);
-  Status count_operand(const rrt_callable_desc_t &desc, std::uint32_t t, std::uint32_t o);
+  Status lay_out_params(const CallableSpec &spec);
+  Status lay_out_intermediates(const CallableSpec &spec);
+  Status lay_out_views_and_device_values(const CallableSpec &spec);
+  Status plan_tasks(const CallableSpec &spec, const KernelRegistry &kernels, UnknownKernels unknown,
+                    std::vector<std::vector<std::uint32_t>> *predecessors);
+  Status plan_task_operands(const CallableSpec &spec, std::uint32_t t);
+  Status count_operand(const CallableSpec &spec, std::uint32_t t, std::uint32_t o);
   void link_successors(const std::vector<std::vector<std::uint32_t>> &predecessors);
   void size_requirements();
 

@@ -4,7 +4,6 @@
 #include <cstddef>
 
 #include "common/format.h"
-#include "common/raw_enum.h"
 
 namespace replayrt {
 
@@ -14,28 +13,23 @@ Status invalid(std::string message) {
   return Status::error(RRT_ERR_INVALID_ARGUMENT, std::move(message));
 }
 
-// The tensor a view or device value names, or an error naming `what` (e.g. "view 3").
-Status find_tensor(const char *what, std::uint32_t which, std::int32_t kind, std::uint32_t index,
+// The tensor (a PARAM or an INTERMEDIATE) a view or device value names, or an error naming
+// `what` (e.g. "view 3").
+Status find_tensor(const char *what, std::uint32_t which, const OperandRef &tensor,
                    std::span<const TensorLayout> params,
                    std::span<const TensorLayout> intermediates, const TensorLayout **out) {
-  if (kind != RRT_OPERAND_PARAM && kind != RRT_OPERAND_INTERMEDIATE) {
-    return invalid(
-        format("%s %u: the tensor kind %d is neither RRT_OPERAND_PARAM nor "
-               "RRT_OPERAND_INTERMEDIATE",
-               what, which, kind));
-  }
-  const bool is_param = kind == RRT_OPERAND_PARAM;
+  const bool is_param = tensor.kind == RRT_OPERAND_PARAM;
   const std::span<const TensorLayout> group = is_param ? params : intermediates;
-  if (index >= group.size()) {
+  if (tensor.index >= group.size()) {
     return invalid(format("%s %u: %s %u out of range (%zu declared)", what, which,
-                          is_param ? "param" : "intermediate", index, group.size()));
+                          is_param ? "param" : "intermediate", tensor.index, group.size()));
   }
-  *out = &group[index];
+  *out = &group[tensor.index];
   return Status::ok();
 }
 
 std::uint64_t elements_of(const TensorLayout &tensor) {
-  return tensor.bytes / dtype_bytes(raw_enum(tensor.dtype));
+  return tensor.bytes / dtype_bytes(tensor.dtype);
 }
 
 bool add_overflows(std::uint64_t a, std::uint64_t b, std::uint64_t *sum) {
@@ -48,28 +42,17 @@ bool mul_overflows(std::uint64_t a, std::uint64_t b, std::uint64_t *product) {
 
 }  // namespace
 
-bool reads_abi_1_2_fields(const rrt_callable_desc_t &desc) noexcept {
-  return desc.struct_size >= sizeof(rrt_callable_desc_t);
-}
-
-Status validate_device_values(const rrt_callable_desc_t &desc, std::span<const TensorLayout> params,
+Status validate_device_values(std::span<const DeviceValueSpec> values,
+                              std::span<const TensorLayout> params,
                               std::span<const TensorLayout> intermediates,
                               std::vector<DeviceValueLayout> *out) {
-  if (desc.num_device_values > Callable::kMaxDeviceValues) {
-    return invalid(format("callable has %u device values (at most %u)", desc.num_device_values,
-                          Callable::kMaxDeviceValues));
-  }
-  if (desc.num_device_values != 0 && desc.device_values == nullptr) {
-    return invalid(
-        format("device_values is null with num_device_values %u", desc.num_device_values));
-  }
-  out->resize(desc.num_device_values);
-  for (std::uint32_t i = 0; i < desc.num_device_values; ++i) {
-    const rrt_device_value_desc_t &value = desc.device_values[i];
+  out->resize(values.size());
+  for (std::uint32_t i = 0; i < values.size(); ++i) {
+    const DeviceValueSpec &value = values[i];
     const TensorLayout *source = nullptr;
-    RRT_RETURN_IF_ERROR(find_tensor("device value", i, raw_enum(value.source_kind),
-                                    value.source_index, params, intermediates, &source));
-    const std::int32_t dtype = raw_enum(source->dtype);
+    RRT_RETURN_IF_ERROR(
+        find_tensor("device value", i, value.source, params, intermediates, &source));
+    const std::int32_t dtype = source->dtype;
     if (dtype != RRT_DTYPE_I32 && dtype != RRT_DTYPE_I64 && dtype != RRT_DTYPE_F32) {
       return invalid(
           format("device value %u: its source has dtype %d; a device value reads an "
@@ -83,31 +66,23 @@ Status validate_device_values(const rrt_callable_desc_t &desc, std::span<const T
                             static_cast<unsigned long long>(elements)));
     }
     DeviceValueLayout &layout = (*out)[i];
-    layout.source = OperandRef{value.source_kind, value.source_index};
+    layout.source = value.source;
     layout.element = value.element;
     layout.dtype = source->dtype;
   }
   return Status::ok();
 }
 
-Status validate_views(const rrt_callable_desc_t &desc, std::span<const TensorLayout> params,
+Status validate_views(std::span<const ViewSpec> views, std::span<const TensorLayout> params,
                       std::span<const TensorLayout> intermediates,
                       std::span<const DeviceValueLayout> device_values,
                       std::vector<ViewLayout> *out) {
-  if (desc.num_views > Callable::kMaxViews) {
-    return invalid(
-        format("callable has %u views (at most %u)", desc.num_views, Callable::kMaxViews));
-  }
-  if (desc.num_views != 0 && desc.views == nullptr) {
-    return invalid(format("views is null with num_views %u", desc.num_views));
-  }
-  out->resize(desc.num_views);
-  for (std::uint32_t i = 0; i < desc.num_views; ++i) {
-    const rrt_view_desc_t &view = desc.views[i];
+  out->resize(views.size());
+  for (std::uint32_t i = 0; i < views.size(); ++i) {
+    const ViewSpec &view = views[i];
     const TensorLayout *base = nullptr;
-    RRT_RETURN_IF_ERROR(find_tensor("view", i, raw_enum(view.base_kind), view.base_index, params,
-                                    intermediates, &base));
-    if (view.ndim == 0 || view.ndim > RRT_MAX_DIMS) {
+    RRT_RETURN_IF_ERROR(find_tensor("view", i, view.base, params, intermediates, &base));
+    if (view.ndim == 0) {
       return invalid(
           format("view %u: %u dimensions (1 to %d)", i, view.ndim, static_cast<int>(RRT_MAX_DIMS)));
     }
@@ -131,7 +106,7 @@ Status validate_views(const rrt_callable_desc_t &desc, std::span<const TensorLay
                    "declared)",
                    i, static_cast<int>(view.offset_value), device_values.size()));
       }
-      const std::int32_t dtype = raw_enum(device_values[view.offset_value].dtype);
+      const std::int32_t dtype = device_values[view.offset_value].dtype;
       if (dtype != RRT_DTYPE_I32 && dtype != RRT_DTYPE_I64) {
         return invalid(
             format("view %u: offset_value %d reads dtype %d; an offset is an I32 or "
@@ -153,12 +128,12 @@ Status validate_views(const rrt_callable_desc_t &desc, std::span<const TensorLay
           static_cast<unsigned long long>(elements),
           static_cast<unsigned long long>(base_elements)));
     }
-    const std::uint64_t element_bytes = dtype_bytes(raw_enum(base->dtype));
+    const std::uint64_t element_bytes = dtype_bytes(base->dtype);
     ViewLayout &layout = (*out)[i];
-    layout.base = OperandRef{view.base_kind, view.base_index};
+    layout.base = view.base;
     layout.dtype = base->dtype;
     layout.ndim = view.ndim;
-    std::copy(view.shape, view.shape + view.ndim, layout.shape);
+    std::copy(view.shape.begin(), view.shape.begin() + view.ndim, layout.shape);
     layout.bytes = elements * element_bytes;
     layout.byte_offset = view.offset * element_bytes;
     layout.offset_value = dynamic ? view.offset_value : -1;

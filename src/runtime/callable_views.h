@@ -6,27 +6,22 @@
 #include <span>
 #include <vector>
 
-#include <replayrt/replayrt.h>
-
 #include "common/status.h"
 #include "runtime/callable.h"
+#include "runtime/callable_spec.h"
 
 namespace replayrt {
 
-// True when `desc` is a 1.2 desc: its struct_size covers the appended fields, so they and
-// the params' `space` fields are read; a smaller one is read as ABI 1.1. The one place that
-// decides it, for the C ABI's checks and for prepare.
-bool reads_abi_1_2_fields(const rrt_callable_desc_t &desc) noexcept;
-
-// Validates desc.device_values (a 1.2 desc) against the validated params and intermediates;
-// each violation is RRT_ERR_INVALID_ARGUMENT naming the device value.
-Status validate_device_values(const rrt_callable_desc_t &desc, std::span<const TensorLayout> params,
+// Checks `values` against the laid-out params and intermediates into *out; each violation is
+// RRT_ERR_INVALID_ARGUMENT naming the device value.
+Status validate_device_values(std::span<const DeviceValueSpec> values,
+                              std::span<const TensorLayout> params,
                               std::span<const TensorLayout> intermediates,
                               std::vector<DeviceValueLayout> *out);
 
-// Validates desc.views (a 1.2 desc) against the validated tensors and device values; each
-// violation is RRT_ERR_INVALID_ARGUMENT naming the view.
-Status validate_views(const rrt_callable_desc_t &desc, std::span<const TensorLayout> params,
+// Checks `views` against the laid-out tensors and device values into *out; each violation is
+// RRT_ERR_INVALID_ARGUMENT naming the view.
+Status validate_views(std::span<const ViewSpec> views, std::span<const TensorLayout> params,
                       std::span<const TensorLayout> intermediates,
                       std::span<const DeviceValueLayout> device_values,
                       std::vector<ViewLayout> *out);

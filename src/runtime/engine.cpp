@@ -125,11 +125,11 @@ Status Engine::fill_record(const std::shared_ptr<const Callable> &callable, std:
       .place_resident(context_, *callable, id, record->generation, &record->resident);
 }
 
-Status Engine::prepare_callable(const rrt_callable_desc_t &desc, std::int32_t *out_id) {
+Status Engine::prepare_callable(const CallableSpec &spec, std::int32_t *out_id) {
   LifecycleGate::Ticket ticket;
   RRT_RETURN_IF_ERROR(gate_.enter(&ticket));
   std::unique_ptr<const Callable> callable;
-  RRT_RETURN_IF_ERROR(Callable::create(desc, kernels_, &callable));
+  RRT_RETURN_IF_ERROR(Callable::create(spec, kernels_, &callable));
   const CallableRequirements &needs = callable->requirements();
   if (needs.image > kMaxCallableImageBytes) {
     return Status::error(RRT_ERR_CALLABLE_BYTES_EXCEEDED,

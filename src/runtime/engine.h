@@ -14,6 +14,7 @@
 #include "context/device_context.h"
 #include "platform/device.h"
 #include "platform/launch/kernel_registry.h"
+#include "runtime/callable_spec.h"
 #include "runtime/callable_table.h"
 #include "runtime/generation_registry.h"
 #include "runtime/kernel_launcher.h"
@@ -135,7 +136,7 @@ class Engine {
   Status free_caller_buffer(void *buffer, std::span<Stream *const> caller_streams);
   bool is_kernel() const noexcept { return context_.latch().is_kernel(); }
 
-  Status prepare_callable(const rrt_callable_desc_t &desc, std::int32_t *out_id);
+  Status prepare_callable(const CallableSpec &spec, std::int32_t *out_id);
 
   Status run_prepare(std::int32_t callable_id, const RunArgsView &args,
                      std::unique_ptr<ProgramRun> *out);

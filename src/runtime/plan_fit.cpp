@@ -18,9 +18,8 @@ std::uint64_t resident_bytes(std::uint64_t bytes) {
 }
 }  // namespace
 
-Status fit_capacity_plan(std::span<const rrt_callable_desc_t *const> descs, PlanFit fit,
-                         CapacityPlan *plan, std::uint32_t *max_tasks,
-                         const KernelRegistry *kernels) {
+Status fit_capacity_plan(std::span<const CallableSpec> specs, PlanFit fit, CapacityPlan *plan,
+                         std::uint32_t *max_tasks, const KernelRegistry *kernels) {
   static const KernelRegistry builtins({});
   const KernelRegistry &table = kernels != nullptr ? *kernels : builtins;
   const Callable::UnknownKernels unknown = kernels != nullptr
@@ -30,11 +29,11 @@ Status fit_capacity_plan(std::span<const rrt_callable_desc_t *const> descs, Plan
   std::uint32_t tasks = max_tasks != nullptr ? *max_tasks : 0;
   std::uint64_t pool = 0;
   std::uint64_t definitions = 0;
-  for (std::size_t i = 0; i < descs.size(); ++i) {
+  for (std::size_t i = 0; i < specs.size(); ++i) {
     std::unique_ptr<const Callable> callable;
-    Status created = Callable::create(*descs[i], table, &callable, unknown);
+    Status created = Callable::create(specs[i], table, &callable, unknown);
     if (!created.is_ok()) {
-      return descs.size() == 1 ? created : std::move(created).with_context(format("descs[%zu]", i));
+      return specs.size() == 1 ? created : std::move(created).with_context(format("descs[%zu]", i));
     }
     const Footprint needs = bind_strategy(callable->bind()).footprint(*callable);
     tasks = std::max(tasks, static_cast<std::uint32_t>(callable->tasks().size()));

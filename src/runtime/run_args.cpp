@@ -10,7 +10,7 @@ namespace replayrt {
 namespace {
 
 // Names what is wrong with the DEVICE tensor `index`, which the batch check rejected.
-Status device_tensor_error(std::size_t index, const rrt_tensor_arg_t &arg, const Device &device) {
+Status device_tensor_error(std::size_t index, const TensorArg &arg, const Device &device) {
   const auto owner = device.find_allocation(arg.addr);
   if (!owner) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT,
@@ -54,11 +54,7 @@ Status validate_run_args(const Callable &callable, const RunArgsView &args, cons
     return Status::ok();
   };
   for (std::size_t i = 0; i < params.size(); ++i) {
-    const rrt_tensor_arg_t &arg = args.tensors[i];
-    if (arg.space != RRT_SPACE_HOST && arg.space != RRT_SPACE_DEVICE) {
-      return Status::error(RRT_ERR_INVALID_ARGUMENT, format("tensor %zu: unknown address space %d",
-                                                            i, static_cast<int>(arg.space)));
-    }
+    const TensorArg &arg = args.tensors[i];
     const rrt_param_space_t declared = params[i].space;
     if ((declared == RRT_PARAM_SPACE_HOST && arg.space != RRT_SPACE_HOST) ||
         (declared == RRT_PARAM_SPACE_DEVICE && arg.space != RRT_SPACE_DEVICE)) {
@@ -94,7 +90,7 @@ Status validate_run_args(const Callable &callable, const RunArgsView &args, cons
 std::vector<CapturedAddress> device_tensor_allocations(const RunArgsView &args,
                                                        const Device &device) {
   std::vector<CapturedAddress> recorded;
-  for (const rrt_tensor_arg_t &arg : args.tensors) {
+  for (const TensorArg &arg : args.tensors) {
     if (arg.space != RRT_SPACE_DEVICE) {
       continue;
     }

@@ -12,8 +12,8 @@
 namespace replayrt {
 
 // RRT_ERR_INVALID_ARGUMENT, naming the tensor or scalar, unless: there is one tensor per
-// parameter, each with the parameter's exact byte size, a known address space (the declared
-// one for a HOST or DEVICE parameter) and a non-null address; every DEVICE tensor lies inside
+// parameter, each with the parameter's exact byte size, the declared address space for a HOST
+// or DEVICE parameter and a non-null address; every DEVICE tensor lies inside
 // one live allocation of `device`; and there is one scalar per declared scalar. Touches no
 // state.
 Status validate_run_args(const Callable &callable, const RunArgsView &args, const Device &device);

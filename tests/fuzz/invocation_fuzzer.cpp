@@ -20,6 +20,7 @@
 
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include "capi/callable_spec_codec.h"
 #include "fuzz_support.h"
 #include "platform/launch/invocation_header.h"
 #include "platform/launch/kernel_registry.h"
@@ -127,7 +128,9 @@ struct Program {
     desc.num_scalars = 1;
     desc.num_tasks = longer ? 4 : 2;
     desc.tasks = tasks;
-    RRT_FUZZ_CHECK(Callable::create(desc, kernels, &callable).is_ok(),
+    CallableSpec spec;
+    RRT_FUZZ_CHECK(capi::decode_callable_desc(&desc, &spec).is_ok() &&
+                       Callable::create(spec, kernels, &callable).is_ok(),
                    "the fixed callable does not validate");
   }
 };

@@ -6,7 +6,9 @@ fail with it, then one or more anchored edits. The runner copies the tree to a s
 folder, checks that every named test passes there unedited, then for each control applies
 its edits, rebuilds only the test binaries it names, and requires every named test to fail
 (a crash or a hang counts as failing). One scratch build folder is reused, so each control
-rebuilds only what its edits touch. `--check-anchors` only checks that every anchor occurs
+rebuilds only what its edits touch. When `ccache` is on PATH the scratch build compiles through
+it (its cache lives in the work folder), so the files a control restores are not compiled
+again. `--check-anchors` only checks that every anchor occurs
 exactly once in the current tree, without building anything.
 
 File format (README.md in this folder has an example):
@@ -23,6 +25,8 @@ order; a later edit's anchor is looked up in the file as the earlier edits left 
 """
 import argparse
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -319,9 +323,14 @@ def main():
     work = Path(args.work_dir)
     tree, build_dir = work / "tree", work / "build"
     sync_tree(tree)
+    launcher = []
+    if shutil.which("ccache"):
+        os.environ["CCACHE_DIR"] = str(work / "ccache")
+        launcher = ["-DCMAKE_CXX_COMPILER_LAUNCHER=ccache", "-DCMAKE_C_COMPILER_LAUNCHER=ccache"]
+        log("compiling through ccache")
     configure = run(["cmake", "-S", str(tree), "-B", str(build_dir), "-G", "Ninja",
                      "-DCMAKE_BUILD_TYPE=Release", "-DREPLAYRT_BUILD_BENCHMARKS=OFF",
-                     "-DREPLAYRT_BUILD_EXAMPLES=OFF"])
+                     "-DREPLAYRT_BUILD_EXAMPLES=OFF", *launcher])
     if configure.returncode != 0:
         raise SystemExit("configure failed")
 

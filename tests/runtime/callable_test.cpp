@@ -22,7 +22,7 @@ using testing::scalar;
 class CallableTest : public ::testing::Test {
  protected:
   Status create(CallableBuilder &builder) {
-    return Callable::create(builder.desc(), kernels_, &callable_);
+    return testing::create_callable(builder.desc(), kernels_, &callable_);
   }
 
   void expect_invalid(CallableBuilder &builder, const std::string &fragment) {
@@ -219,15 +219,15 @@ TEST_F(CallableTest, ContentKeyFollowsContent) {
   CallableBuilder b = two_step_chain();
   std::unique_ptr<const Callable> first;
   std::unique_ptr<const Callable> second;
-  ASSERT_TRUE(Callable::create(a.desc(), kernels_, &first).is_ok());
-  ASSERT_TRUE(Callable::create(b.desc(), kernels_, &second).is_ok());
+  ASSERT_TRUE(testing::create_callable(a.desc(), kernels_, &first).is_ok());
+  ASSERT_TRUE(testing::create_callable(b.desc(), kernels_, &second).is_ok());
   EXPECT_EQ(first->content_key(), second->content_key());
   CallableBuilder c;
   c.param(f32({4, 9})).param(f32({4, 9}, RRT_DIR_OUT)).intermediate(f32({4, 9}));
   c.task(testing::kScale, {param(0), inter(0), imm_f32(2.0F)});
   c.task(testing::kAdd, {inter(0), param(0), param(1)});
   std::unique_ptr<const Callable> third;
-  ASSERT_TRUE(Callable::create(c.desc(), kernels_, &third).is_ok());
+  ASSERT_TRUE(testing::create_callable(c.desc(), kernels_, &third).is_ok());
   EXPECT_NE(first->content_key(), third->content_key());
 }
 
@@ -243,15 +243,16 @@ TEST_F(CallableTest, SizingAcceptsUnregisteredKernelsAsUserKernels) {
   b.param(f32({4}, RRT_DIR_INOUT));
   b.task(57, {param(0)});
   std::unique_ptr<const Callable> sized;
-  EXPECT_TRUE(Callable::create(b.desc(), kernels_, &sized, Callable::UnknownKernels::kAsUserKernels)
-                  .is_ok());
+  EXPECT_TRUE(
+      testing::create_callable(b.desc(), kernels_, &sized, Callable::UnknownKernels::kAsUserKernels)
+          .is_ok());
   CallableBuilder negative;
   negative.param(f32({4}, RRT_DIR_INOUT));
   negative.task(-1, {param(0)});
-  EXPECT_EQ(
-      Callable::create(negative.desc(), kernels_, &sized, Callable::UnknownKernels::kAsUserKernels)
-          .code(),
-      RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(testing::create_callable(negative.desc(), kernels_, &sized,
+                                     Callable::UnknownKernels::kAsUserKernels)
+                .code(),
+            RRT_ERR_INVALID_ARGUMENT);
 }
 
 TEST_F(CallableTest, RejectsOutOfRangeReferences) {
@@ -338,7 +339,8 @@ TEST_F(CallableTest, RejectsStructuralProblems) {
   bind.param(f32({4}, RRT_DIR_INOUT)).task(testing::kFill, {param(0), imm(0)});
   rrt_callable_desc_t bad_bind = bind.desc();
   store_raw_enum(&bad_bind.bind, 7);
-  EXPECT_EQ(Callable::create(bad_bind, kernels_, &callable_).code(), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(testing::create_callable(bad_bind, kernels_, &callable_).code(),
+            RRT_ERR_INVALID_ARGUMENT);
 
   CallableBuilder kind;
   kind.param(f32({4}, RRT_DIR_INOUT));
@@ -357,7 +359,7 @@ TEST_F(CallableTest, RejectsStructuralProblems) {
   nulls.param(f32({4}, RRT_DIR_INOUT)).task(testing::kFill, {param(0), imm(0)});
   rrt_callable_desc_t desc = nulls.desc();
   desc.params = nullptr;
-  EXPECT_EQ(Callable::create(desc, kernels_, &callable_).code(), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(testing::create_callable(desc, kernels_, &callable_).code(), RRT_ERR_INVALID_ARGUMENT);
 }
 
 TEST(DtypeTest, ElementSizes) {

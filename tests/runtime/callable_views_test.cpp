@@ -48,7 +48,7 @@ class CallableViewsTest : public ::testing::Test {
     desc_.views = views_.data();
     desc_.num_device_values = static_cast<std::uint32_t>(values_.size());
     desc_.device_values = values_.data();
-    return Callable::create(desc_, kernels_, &callable_);
+    return testing::create_callable(desc_, kernels_, &callable_);
   }
 
   std::vector<std::uint32_t> successors_of(std::uint32_t task) const {

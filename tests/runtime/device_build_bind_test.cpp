@@ -31,10 +31,10 @@ class DeviceBuildBindTest : public ::testing::Test {
     b.task(testing::kAdd, {param(0), param(1), inter(0)});
     b.task(testing::kCopy, {inter(0), param(1)});
     b.task(testing::kCopy, {inter(0), param(2)});
-    ASSERT_TRUE(Callable::create(b.desc(), kernels_, &callable_).is_ok());
+    ASSERT_TRUE(testing::create_callable(b.desc(), kernels_, &callable_).is_ok());
   }
 
-  BindRequest request(std::vector<rrt_tensor_arg_t> &tensors) {
+  BindRequest request(std::vector<TensorArg> &tensors) {
     BindRequest r;
     r.callable = callable_.get();
     r.callable_id = 0;
@@ -56,7 +56,7 @@ class DeviceBuildBindTest : public ::testing::Test {
 TEST_F(DeviceBuildBindTest, StagesHostTensorsByDirectionAndPassesDeviceTensorsThrough) {
   make_callable();
   void *device_in = rig_.device.allocate(64);
-  std::vector<rrt_tensor_arg_t> tensors = {
+  std::vector<TensorArg> tensors = {
       {device_in, 64, RRT_SPACE_DEVICE}, {inout_, 64, RRT_SPACE_HOST}, {out_, 64, RRT_SPACE_HOST}};
   BoundRun bound;
   CountingSlot slot(context_, 0);
@@ -79,7 +79,7 @@ TEST_F(DeviceBuildBindTest, StagesHostTensorsByDirectionAndPassesDeviceTensorsTh
 
 TEST_F(DeviceBuildBindTest, ACacheHitMakesNoArenaCallAndNoUpload) {
   make_callable();
-  std::vector<rrt_tensor_arg_t> tensors = {
+  std::vector<TensorArg> tensors = {
       {in_, 64, RRT_SPACE_HOST}, {inout_, 64, RRT_SPACE_HOST}, {out_, 64, RRT_SPACE_HOST}};
   CountingSlot slot(context_, 1);
   BoundRun first;
@@ -104,7 +104,7 @@ TEST_F(DeviceBuildBindTest, KernelModeBindsTheResidentImageWithoutArenaCallsOrUp
   plan.runtime_pool_bytes = 4096;
   plan.retained_staging_bytes = std::uint64_t{3} * 1024;
   ASSERT_TRUE(context_.commit_capacity_plan(plan, 0).is_ok());
-  std::vector<rrt_tensor_arg_t> tensors = {
+  std::vector<TensorArg> tensors = {
       {in_, 64, RRT_SPACE_HOST}, {inout_, 64, RRT_SPACE_HOST}, {out_, 64, RRT_SPACE_HOST}};
   BindRequest r = request(tensors);
   ASSERT_TRUE(strategy_.place_resident(context_, *callable_, 0, 1, &r.resident).is_ok());
@@ -133,7 +133,7 @@ TEST_F(DeviceBuildBindTest, KernelModeStagingBeyondThePlanIsRefusedBeforeAnythin
   plan.retained_staging_bytes = std::uint64_t{2} * 1024;
   ASSERT_TRUE(context_.commit_capacity_plan(plan, 0).is_ok());
   const RegionStats held = context_.region_stats(GrowthPoint::kRetainedStaging);
-  std::vector<rrt_tensor_arg_t> tensors = {
+  std::vector<TensorArg> tensors = {
       {in_, 64, RRT_SPACE_HOST}, {inout_, 64, RRT_SPACE_HOST}, {out_, 64, RRT_SPACE_HOST}};
   BindRequest r = request(tensors);
   r.resident.image = this;  // never dereferenced: the refusal comes first

@@ -53,7 +53,7 @@ class EngineTest : public ::testing::Test {
     b.task(testing::kScale, {param(0), inter(0), imm_f32(2.0F)});
     b.task(testing::kAdd, {inter(0), param(0), param(1)});
     std::int32_t id = -1;
-    EXPECT_TRUE(engine_->prepare_callable(b.desc(), &id).is_ok());
+    EXPECT_TRUE(engine_->prepare_callable(b.spec(), &id).is_ok());
     return id;
   }
 
@@ -78,8 +78,8 @@ TEST_F(EngineTest, KernelLaunchesAndReplaysMakeNoDeviceAllocationOrFree) {
   std::vector<float> in(256, 1.5F);
   std::vector<float> out(256, 0.0F);
   void *device_out = sim_.allocate(1024);
-  const std::vector<rrt_tensor_arg_t> tensors = {{in.data(), 1024, RRT_SPACE_HOST},
-                                                 {device_out, 1024, RRT_SPACE_DEVICE}};
+  const std::vector<TensorArg> tensors = {{in.data(), 1024, RRT_SPACE_HOST},
+                                          {device_out, 1024, RRT_SPACE_DEVICE}};
   std::unique_ptr<Stream> stream;
   ASSERT_TRUE(sim_.create_stream(&stream).is_ok());
   const MemoryCounters before = sim_.memory_counters();
@@ -120,16 +120,16 @@ TEST_F(EngineTest, LaunchNeedingMoreStagingThanPlannedIsRefusedAndChangesNothing
   void *device_in = sim_.allocate(1024);
   ASSERT_TRUE(sim_.copy_host_to_device(device_in, in.data(), 1024).is_ok());
   // One HOST tensor fits the plan; capture that.
-  const std::vector<rrt_tensor_arg_t> fits = {{device_in, 1024, RRT_SPACE_DEVICE},
-                                              {out.data(), 1024, RRT_SPACE_HOST}};
+  const std::vector<TensorArg> fits = {{device_in, 1024, RRT_SPACE_DEVICE},
+                                       {out.data(), 1024, RRT_SPACE_HOST}};
   ASSERT_TRUE(stream->begin_capture().is_ok());
   ASSERT_TRUE(engine_->kernel_launch(id, RunArgsView{fits, {}}, *stream).is_ok());
   std::unique_ptr<Graph> graph;
   ASSERT_TRUE(stream->end_capture(&graph).is_ok());
 
   // Two HOST tensors need 2 KiB of staging: refused before anything moves.
-  const std::vector<rrt_tensor_arg_t> too_much = {{in.data(), 1024, RRT_SPACE_HOST},
-                                                  {out.data(), 1024, RRT_SPACE_HOST}};
+  const std::vector<TensorArg> too_much = {{in.data(), 1024, RRT_SPACE_HOST},
+                                           {out.data(), 1024, RRT_SPACE_HOST}};
   const MemoryCounters before = sim_.memory_counters();
   const RegionStats staging = engine_->context().region_stats(GrowthPoint::kRetainedStaging);
   const Status refused = engine_->kernel_launch(id, RunArgsView{too_much, {}}, *stream);
@@ -160,8 +160,8 @@ TEST_F(EngineTest, StagingThatWasNeverPlannedIsALaunchAllocationRefusal) {
   ASSERT_TRUE(sim_.create_stream(&stream).is_ok());
   std::vector<float> in(256, 1.0F);
   std::vector<float> out(256, 0.0F);
-  const std::vector<rrt_tensor_arg_t> tensors = {{in.data(), 1024, RRT_SPACE_HOST},
-                                                 {out.data(), 1024, RRT_SPACE_HOST}};
+  const std::vector<TensorArg> tensors = {{in.data(), 1024, RRT_SPACE_HOST},
+                                          {out.data(), 1024, RRT_SPACE_HOST}};
   const std::uint64_t allocations = sim_.memory_counters().allocation_calls;
   const Status refused = engine_->kernel_launch(id, RunArgsView{tensors, {}}, *stream);
   EXPECT_EQ(refused.growth_point(), GrowthPoint::kLaunchAllocation);
@@ -211,8 +211,8 @@ TEST_F(EngineTest, ProgramRunsGrowBuffersAndHitTheImageCache) {
   std::vector<float> in(4096, 2.0F);
   std::vector<float> out(4096, 0.0F);
   auto run = [&](std::int32_t id, std::uint64_t n) {
-    const std::vector<rrt_tensor_arg_t> tensors = {{in.data(), n * 4, RRT_SPACE_HOST},
-                                                   {out.data(), n * 4, RRT_SPACE_HOST}};
+    const std::vector<TensorArg> tensors = {{in.data(), n * 4, RRT_SPACE_HOST},
+                                            {out.data(), n * 4, RRT_SPACE_HOST}};
     std::unique_ptr<ProgramRun> program_run;
     Status status = engine_->run_prepare(id, RunArgsView{tensors, {}}, &program_run);
     if (status.is_ok()) {
@@ -244,10 +244,10 @@ TEST_F(EngineTest, TwoPipelineSlotsHoldRunsAtOnceAndAThirdPrepareIsRefused) {
   std::vector<float> in_b(64, 5.0F);
   std::vector<float> out_a(64, 0.0F);
   std::vector<float> out_b(64, 0.0F);
-  const std::vector<rrt_tensor_arg_t> a = {{in_a.data(), 256, RRT_SPACE_HOST},
-                                           {out_a.data(), 256, RRT_SPACE_HOST}};
-  const std::vector<rrt_tensor_arg_t> b = {{in_b.data(), 256, RRT_SPACE_HOST},
-                                           {out_b.data(), 256, RRT_SPACE_HOST}};
+  const std::vector<TensorArg> a = {{in_a.data(), 256, RRT_SPACE_HOST},
+                                    {out_a.data(), 256, RRT_SPACE_HOST}};
+  const std::vector<TensorArg> b = {{in_b.data(), 256, RRT_SPACE_HOST},
+                                    {out_b.data(), 256, RRT_SPACE_HOST}};
   std::unique_ptr<ProgramRun> first;
   std::unique_ptr<ProgramRun> second;
   std::unique_ptr<ProgramRun> third;
@@ -277,15 +277,15 @@ TEST_F(EngineTest, AlternatingCallablesSettleWithoutAllocationsInBothBinds) {
       b.task(testing::kScale, {param(0), inter(0), imm_f32(2.0F)});
       b.task(testing::kAdd, {inter(0), param(0), param(1)});
       std::int32_t id = -1;
-      ASSERT_TRUE(engine_->prepare_callable(b.desc(), &id).is_ok());
+      ASSERT_TRUE(engine_->prepare_callable(b.spec(), &id).is_ok());
       ids.push_back(id);
     }
   }
   void *in = sim_.allocate(std::size_t{512} * 4);
   void *out = sim_.allocate(std::size_t{512} * 4);
   auto run = [&](std::int32_t id, std::uint64_t n) {
-    const std::vector<rrt_tensor_arg_t> tensors = {{in, n * 4, RRT_SPACE_DEVICE},
-                                                   {out, n * 4, RRT_SPACE_DEVICE}};
+    const std::vector<TensorArg> tensors = {{in, n * 4, RRT_SPACE_DEVICE},
+                                            {out, n * 4, RRT_SPACE_DEVICE}};
     std::unique_ptr<ProgramRun> program_run;
     ASSERT_TRUE(engine_->run_prepare(id, RunArgsView{tensors, {}}, &program_run).is_ok());
     ASSERT_TRUE(engine_->run_launch(*program_run, nullptr).is_ok());
@@ -401,7 +401,7 @@ struct GatedEngine {
     CallableBuilder b;
     b.param(f32({64})).param(f32({64}, RRT_DIR_OUT));
     b.task(testing::kCopy, {param(0), param(1)});
-    EXPECT_TRUE(engine->prepare_callable(b.desc(), &copy).is_ok());
+    EXPECT_TRUE(engine->prepare_callable(b.spec(), &copy).is_ok());
   }
 
   sim::SimDevice sim;
@@ -419,8 +419,8 @@ TEST(EngineFinalizeTest, FinalizeWaitsForACallInProgressAndRefusesTheNext) {
   GatedEngine e;
   void *in = e.sim.allocate(256);
   std::vector<float> out(64, 0.0F);
-  const std::vector<rrt_tensor_arg_t> tensors = {{in, 256, RRT_SPACE_DEVICE},
-                                                 {out.data(), 256, RRT_SPACE_HOST}};
+  const std::vector<TensorArg> tensors = {{in, 256, RRT_SPACE_DEVICE},
+                                          {out.data(), 256, RRT_SPACE_HOST}};
   e.device->arm();
   Status prepared;
   std::unique_ptr<ProgramRun> run;
@@ -443,7 +443,7 @@ TEST(EngineFinalizeTest, FinalizeWaitsForACallInProgressAndRefusesTheNext) {
   CallableBuilder b;
   b.param(f32({64})).param(f32({64}, RRT_DIR_OUT));
   b.task(testing::kCopy, {param(0), param(1)});
-  EXPECT_EQ(e.engine->prepare_callable(b.desc(), &id).code(), RRT_ERR_INVALID_STATE);
+  EXPECT_EQ(e.engine->prepare_callable(b.spec(), &id).code(), RRT_ERR_INVALID_STATE);
   EXPECT_TRUE(e.engine->program_init().is_ok());
   EXPECT_TRUE(e.engine->is_ready());
   ASSERT_TRUE(e.sim.free(in).is_ok());
@@ -459,8 +459,8 @@ TEST(EngineFinalizeTest, ARunLaunchInProgressWhenFinalizeBeginsCompletesBeforeTh
   std::vector<float> values(64, 3.0F);
   ASSERT_TRUE(e.sim.copy_host_to_device(in, values.data(), 256).is_ok());
   std::vector<float> out(64, 0.0F);
-  const std::vector<rrt_tensor_arg_t> tensors = {{in, 256, RRT_SPACE_DEVICE},
-                                                 {out.data(), 256, RRT_SPACE_HOST}};
+  const std::vector<TensorArg> tensors = {{in, 256, RRT_SPACE_DEVICE},
+                                          {out.data(), 256, RRT_SPACE_HOST}};
   std::unique_ptr<ProgramRun> run;
   ASSERT_TRUE(e.engine->run_prepare(e.copy, RunArgsView{tensors, {}}, &run).is_ok());
   // The launch checks its DEVICE tensor's allocation under its ticket; hold it there.

@@ -128,14 +128,14 @@ class EnqueueFailureTest
   // Kernel init fitted for the swept callable (as 0) and the other bind's (as 1), both
   // prepared.
   void kernel_mode() {
-    const rrt_callable_desc_t *descs[] = {&swept_.desc(), &other_.desc()};
+    const CallableSpec descs[] = {swept_.spec(), other_.spec()};
     CapacityPlan plan;
     ASSERT_TRUE(fit_capacity_plan(descs, PlanFit::kSideBySide, &plan).is_ok());
     ASSERT_TRUE(engine_->kernel_init(plan, 0, 0).is_ok());
     std::int32_t id = -1;
-    ASSERT_TRUE(engine_->prepare_callable(swept_.desc(), &id).is_ok());
+    ASSERT_TRUE(engine_->prepare_callable(swept_.spec(), &id).is_ok());
     ASSERT_EQ(id, 0);
-    ASSERT_TRUE(engine_->prepare_callable(other_.desc(), &id).is_ok());
+    ASSERT_TRUE(engine_->prepare_callable(other_.spec(), &id).is_ok());
     ASSERT_EQ(id, 1);
   }
 
@@ -228,8 +228,8 @@ class EnqueueFailureTest
            3.0F);
   std::vector<float> in_;
   std::vector<float> out_;
-  std::vector<rrt_tensor_arg_t> host_tensors_;
-  std::vector<rrt_tensor_arg_t> device_tensors_;
+  std::vector<TensorArg> host_tensors_;
+  std::vector<TensorArg> device_tensors_;
   void *device_in_ = nullptr;
   void *device_out_ = nullptr;
 };
@@ -336,7 +336,7 @@ TEST_P(EnqueueFailureTest, AKernelLaunchFailingAfterEnqueuingWorkStillOrdersTheN
 TEST_P(EnqueueFailureTest, ARunLaunchFailingAtAnyEnqueueKeepsTheSlotsNextPrepareWaiting) {
   ASSERT_TRUE(engine_->program_init().is_ok());
   std::int32_t id = -1;
-  ASSERT_TRUE(engine_->prepare_callable(swept_.desc(), &id).is_ok());
+  ASSERT_TRUE(engine_->prepare_callable(swept_.spec(), &id).is_ok());
   const auto run_on_a = [&](float value) {
     ASSERT_TRUE(engine_->run_prepare(id, host_args(value), &run_).is_ok());
     ASSERT_TRUE(engine_->run_launch(*run_, a_.get()).is_ok());
@@ -362,8 +362,8 @@ TEST_P(EnqueueFailureTest, ARunLaunchFailingAtAnyEnqueueKeepsTheSlotsNextPrepare
     // in_ and out_ once the gate opens.
     std::vector<float> next_in(kN, 4.0F);
     std::vector<float> next_out(kN, -1.0F);
-    const std::vector<rrt_tensor_arg_t> next_tensors = {{next_in.data(), kN * 4, RRT_SPACE_HOST},
-                                                        {next_out.data(), kN * 4, RRT_SPACE_HOST}};
+    const std::vector<TensorArg> next_tensors = {{next_in.data(), kN * 4, RRT_SPACE_HOST},
+                                                 {next_out.data(), kN * 4, RRT_SPACE_HOST}};
     std::unique_ptr<ProgramRun> next;
     std::future<Status> prepared = std::async(std::launch::async, [&] {
       return engine_->run_prepare(id, RunArgsView{next_tensors, {}}, &next);

@@ -58,13 +58,13 @@ class Fixture {
     engine_->context().enable_profiling();
     CallableBuilder a = axpy(RRT_BIND_DEVICE_BUILD, kN, 2.0F);
     CallableBuilder b = axpy(RRT_BIND_HOST_BUILD, kN, 3.0F);
-    const rrt_callable_desc_t *descs[] = {&a.desc(), &b.desc()};
+    const CallableSpec descs[] = {a.spec(), b.spec()};
     CapacityPlan plan{};
     EXPECT_TRUE(fit_capacity_plan(descs, PlanFit::kSideBySide, &plan).is_ok());
     adjust_plan(&plan);
     EXPECT_TRUE(engine_->kernel_init(plan, 0, kProfileShape).is_ok());
-    EXPECT_TRUE(engine_->prepare_callable(a.desc(), &a_).is_ok());
-    EXPECT_TRUE(engine_->prepare_callable(b.desc(), &b_).is_ok());
+    EXPECT_TRUE(engine_->prepare_callable(a.spec(), &a_).is_ok());
+    EXPECT_TRUE(engine_->prepare_callable(b.spec(), &b_).is_ok());
     EXPECT_TRUE(device_->create_stream(&stream_).is_ok());
     for (void *&buffer : buffers_) {
       buffer = device_->allocate(kN * 4);
@@ -135,8 +135,8 @@ class Fixture {
 
  private:
   std::unique_ptr<Graph> capture(std::int32_t id, void *in, void *out) {
-    const std::vector<rrt_tensor_arg_t> tensors = {{in, kN * 4, RRT_SPACE_DEVICE},
-                                                   {out, kN * 4, RRT_SPACE_DEVICE}};
+    const std::vector<TensorArg> tensors = {{in, kN * 4, RRT_SPACE_DEVICE},
+                                            {out, kN * 4, RRT_SPACE_DEVICE}};
     EXPECT_TRUE(stream_->begin_capture().is_ok());
     EXPECT_TRUE(engine_->kernel_launch(id, RunArgsView{tensors, {}}, *stream_).is_ok());
     std::unique_ptr<Graph> graph;
@@ -180,12 +180,12 @@ void keep_plan(CapacityPlan *) {}
 
 Status prepare(Fixture &f, CallableBuilder builder) {
   std::int32_t id = -1;
-  return f.engine().prepare_callable(builder.desc(), &id);
+  return f.engine().prepare_callable(builder.spec(), &id);
 }
 
 Status launch_host(Fixture &f, std::int32_t id) {
-  const std::vector<rrt_tensor_arg_t> tensors = {{f.host_in.data(), kN * 4, RRT_SPACE_HOST},
-                                                 {f.host_out.data(), kN * 4, RRT_SPACE_HOST}};
+  const std::vector<TensorArg> tensors = {{f.host_in.data(), kN * 4, RRT_SPACE_HOST},
+                                          {f.host_out.data(), kN * 4, RRT_SPACE_HOST}};
   return f.engine().kernel_launch(id, RunArgsView{tensors, {}}, f.stream());
 }
 

@@ -31,12 +31,12 @@ class HostBuildBindTest : public ::testing::Test {
     b.task(testing::kScale, {param(0), inter(0), imm_f32(2.0F)});
     b.task(testing::kAdd, {inter(0), param(0), param(1)});
     std::unique_ptr<const Callable> callable;
-    EXPECT_TRUE(Callable::create(b.desc(), kernels_, &callable).is_ok());
+    EXPECT_TRUE(testing::create_callable(b.desc(), kernels_, &callable).is_ok());
     return callable;
   }
 
   Status bind(const Callable &callable, std::uint64_t generation, CountingSlot &slot,
-              bool in_launch, std::vector<rrt_tensor_arg_t> &tensors, BoundRun *out,
+              bool in_launch, std::vector<TensorArg> &tensors, BoundRun *out,
               ResidentPlacement resident = {}) {
     BindRequest request;
     request.callable = &callable;
@@ -65,8 +65,8 @@ class HostBuildBindTest : public ::testing::Test {
 // bind sizes it once, for the seed and the working state together.
 TEST_F(HostBuildBindTest, SizesTheRuntimePoolOnceAndUploadsTheDefinitionOncePerKey) {
   const auto callable = make(64);
-  std::vector<rrt_tensor_arg_t> tensors = {{in_.data(), 256, RRT_SPACE_HOST},
-                                           {out_.data(), 256, RRT_SPACE_HOST}};
+  std::vector<TensorArg> tensors = {{in_.data(), 256, RRT_SPACE_HOST},
+                                    {out_.data(), 256, RRT_SPACE_HOST}};
   BoundRun first;
   ASSERT_TRUE(bind(*callable, 1, slot0_, false, tensors, &first).is_ok());
   EXPECT_EQ(slot0_.bank_sizings, 1);
@@ -87,12 +87,12 @@ TEST_F(HostBuildBindTest, SizesTheRuntimePoolOnceAndUploadsTheDefinitionOncePerK
 TEST_F(HostBuildBindTest, TwoCallablesAlternatingSettleIntoASteadyStateWithoutAllocations) {
   const auto a = make(64);
   const auto b = make(128);
-  std::vector<rrt_tensor_arg_t> small = {{in_.data(), 256, RRT_SPACE_HOST},
-                                         {out_.data(), 256, RRT_SPACE_HOST}};
+  std::vector<TensorArg> small = {{in_.data(), 256, RRT_SPACE_HOST},
+                                  {out_.data(), 256, RRT_SPACE_HOST}};
   std::vector<float> big_in(128, 1.0F);
   std::vector<float> big_out(128, 0.0F);
-  std::vector<rrt_tensor_arg_t> big = {{big_in.data(), 512, RRT_SPACE_HOST},
-                                       {big_out.data(), 512, RRT_SPACE_HOST}};
+  std::vector<TensorArg> big = {{big_in.data(), 512, RRT_SPACE_HOST},
+                                {big_out.data(), 512, RRT_SPACE_HOST}};
   BoundRun bound;
   for (int round = 0; round < 3; ++round) {
     ASSERT_TRUE(bind(*a, 1, slot0_, false, small, &bound).is_ok());
@@ -111,8 +111,8 @@ TEST_F(HostBuildBindTest, TwoCallablesAlternatingSettleIntoASteadyStateWithoutAl
 
 TEST_F(HostBuildBindTest, ProgramModeStagesHostTensorsInTheSlotsKeptHostStaging) {
   const auto callable = make(64);
-  std::vector<rrt_tensor_arg_t> tensors = {{in_.data(), 256, RRT_SPACE_HOST},
-                                           {out_.data(), 256, RRT_SPACE_HOST}};
+  std::vector<TensorArg> tensors = {{in_.data(), 256, RRT_SPACE_HOST},
+                                    {out_.data(), 256, RRT_SPACE_HOST}};
   BoundRun bound;
   ASSERT_TRUE(bind(*callable, 1, slot1_, false, tensors, &bound).is_ok());
   ASSERT_EQ(bound.copies_in.size(), 1u);
@@ -129,8 +129,8 @@ TEST_F(HostBuildBindTest, ProgramModeStagesHostTensorsInTheSlotsKeptHostStaging)
 
 TEST_F(HostBuildBindTest, AFailedStagingAllocationLeavesNothingBehind) {
   const auto callable = make(64);
-  std::vector<rrt_tensor_arg_t> tensors = {{in_.data(), 256, RRT_SPACE_HOST},
-                                           {out_.data(), 256, RRT_SPACE_HOST}};
+  std::vector<TensorArg> tensors = {{in_.data(), 256, RRT_SPACE_HOST},
+                                    {out_.data(), 256, RRT_SPACE_HOST}};
   for (int n = 1; n <= 4; ++n) {
     SCOPED_TRACE(n);
     rig_.faults.fail_nth_allocation(n);
@@ -150,8 +150,8 @@ TEST_F(HostBuildBindTest, KernelModeBindsTheResidentDefinitionWithoutArenaCallsO
   ASSERT_TRUE(context_.commit_capacity_plan(plan, 0).is_ok());
   ResidentPlacement resident;
   ASSERT_TRUE(strategy_.place_resident(context_, *callable, 0, 1, &resident).is_ok());
-  std::vector<rrt_tensor_arg_t> tensors = {{in_.data(), 256, RRT_SPACE_HOST},
-                                           {out_.data(), 256, RRT_SPACE_HOST}};
+  std::vector<TensorArg> tensors = {{in_.data(), 256, RRT_SPACE_HOST},
+                                    {out_.data(), 256, RRT_SPACE_HOST}};
   const MemoryCounters before = rig_.counters();
   BoundRun bound;
   ASSERT_TRUE(bind(*callable, 1, slot0_, true, tensors, &bound, resident).is_ok());
@@ -169,8 +169,8 @@ TEST_F(HostBuildBindTest, KernelModeStagingBeyondThePlanIsRefusedBeforeAnythingM
   CapacityPlan plan{};
   plan.host_staging_bytes = 1024;
   ASSERT_TRUE(context_.commit_capacity_plan(plan, 0).is_ok());
-  std::vector<rrt_tensor_arg_t> tensors = {{in_.data(), 256, RRT_SPACE_HOST},
-                                           {out_.data(), 256, RRT_SPACE_HOST}};
+  std::vector<TensorArg> tensors = {{in_.data(), 256, RRT_SPACE_HOST},
+                                    {out_.data(), 256, RRT_SPACE_HOST}};
   const MemoryCounters before = rig_.counters();
   BoundRun bound;
   const Status refused =
@@ -186,8 +186,8 @@ TEST_F(HostBuildBindTest, KernelModeStagingBeyondThePlanIsRefusedBeforeAnythingM
 TEST_F(HostBuildBindTest, KernelModeStagingThatWasNeverPlannedIsALaunchAllocationRefusal) {
   const auto callable = make(64);
   ASSERT_TRUE(context_.latch().latch(ExecutionMode::kKernel).is_ok());
-  std::vector<rrt_tensor_arg_t> tensors = {{in_.data(), 256, RRT_SPACE_HOST},
-                                           {out_.data(), 256, RRT_SPACE_HOST}};
+  std::vector<TensorArg> tensors = {{in_.data(), 256, RRT_SPACE_HOST},
+                                    {out_.data(), 256, RRT_SPACE_HOST}};
   BoundRun bound;
   const Status refused =
       bind(*callable, 1, slot0_, true, tensors, &bound, ResidentPlacement{this, this, this});

@@ -84,7 +84,7 @@ struct Rig {
   }
 };
 
-RunArgsView device_args(Rig &rig, std::vector<rrt_tensor_arg_t> *tensors) {
+RunArgsView device_args(Rig &rig, std::vector<TensorArg> *tensors) {
   *tensors = {{rig.device_in, kN * 4, RRT_SPACE_DEVICE},
               {rig.device_out, kN * 4, RRT_SPACE_DEVICE}};
   return RunArgsView{*tensors, {}};
@@ -111,7 +111,7 @@ void capture_and_replay(Rig &rig, std::int32_t id) {
   rig.device_in = rig.sim.allocate(kN * 4);
   rig.device_out = rig.sim.allocate(kN * 4);
   ASSERT_TRUE(rig.sim.create_stream(&rig.stream).is_ok());
-  std::vector<rrt_tensor_arg_t> tensors;
+  std::vector<TensorArg> tensors;
   ASSERT_TRUE(rig.stream->begin_capture().is_ok());
   ASSERT_TRUE(rig.engine->kernel_launch(id, device_args(rig, &tensors), *rig.stream).is_ok());
   ASSERT_TRUE(rig.stream->end_capture(&rig.graph).is_ok());
@@ -126,7 +126,7 @@ void expect_capture_and_launch_work(Rig &rig, std::int32_t id, float factor) {
     ASSERT_EQ(std::bit_cast<std::uint32_t>(again[i]), std::bit_cast<std::uint32_t>(rig.replayed[i]))
         << "a graph captured before the failure replays differently at " << i;
   }
-  std::vector<rrt_tensor_arg_t> tensors;
+  std::vector<TensorArg> tensors;
   std::vector<float> values(kN, 2.0F);
   ASSERT_TRUE(rig.sim.copy_host_to_device(rig.device_in, values.data(), kN * 4).is_ok());
   const Status launched = rig.engine->kernel_launch(id, device_args(rig, &tensors), *rig.stream);
@@ -139,7 +139,7 @@ void expect_capture_and_launch_work(Rig &rig, std::int32_t id, float factor) {
 }
 
 Status kernel_init(Rig &rig, std::uint32_t profile_tasks) {
-  const rrt_callable_desc_t *descs[] = {&rig.a.desc(), &rig.b.desc()};
+  const CallableSpec descs[] = {rig.a.spec(), rig.b.spec()};
   CapacityPlan plan{};
   EXPECT_TRUE(fit_capacity_plan(descs, PlanFit::kSideBySide, &plan).is_ok());
   return rig.engine->kernel_init(plan, 0, profile_tasks);
@@ -147,12 +147,12 @@ Status kernel_init(Rig &rig, std::uint32_t profile_tasks) {
 
 Status prepare(Rig &rig, CallableBuilder &builder) {
   std::int32_t id = -1;
-  return rig.engine->prepare_callable(builder.desc(), &id);
+  return rig.engine->prepare_callable(builder.spec(), &id);
 }
 
 Status run_prepare(Rig &rig, std::int32_t id, std::uint64_t n) {
-  const std::vector<rrt_tensor_arg_t> tensors = {{rig.in.data(), n * 4, RRT_SPACE_HOST},
-                                                 {rig.out.data(), n * 4, RRT_SPACE_HOST}};
+  const std::vector<TensorArg> tensors = {{rig.in.data(), n * 4, RRT_SPACE_HOST},
+                                          {rig.out.data(), n * 4, RRT_SPACE_HOST}};
   if (rig.run) {
     EXPECT_TRUE(rig.engine->run_finalize(*rig.run).is_ok());
     rig.run.reset();

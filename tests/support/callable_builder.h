@@ -1,14 +1,21 @@
 // Builds rrt_callable_desc_t values for tests and benchmarks, owning every array the
 // descriptor points into; the descriptor stays valid while the builder lives and is not
-// modified.
+// modified. spec() and create_callable() decode a descriptor as the C ABI does.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <initializer_list>
+#include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include <replayrt/replayrt.h>
+
+#include "capi/callable_spec_codec.h"
+#include "common/status.h"
+#include "runtime/callable.h"
+#include "runtime/callable_spec.h"
 
 namespace replayrt::testing {
 
@@ -131,6 +138,17 @@ class CallableBuilder {
     return desc_;
   }
 
+  // desc() decoded as rrt_callable_prepare decodes it; throws std::invalid_argument with the
+  // decoder's message when the descriptor does not decode.
+  CallableSpec spec() {
+    CallableSpec out;
+    const Status decoded = capi::decode_callable_desc(&desc(), &out);
+    if (!decoded.is_ok()) {
+      throw std::invalid_argument(decoded.message());
+    }
+    return out;
+  }
+
  private:
   rrt_callable_desc_t desc_{};
   std::vector<rrt_tensor_desc_t> params_;
@@ -140,5 +158,16 @@ class CallableBuilder {
   std::vector<rrt_view_desc_t> views_;
   std::vector<rrt_device_value_desc_t> device_values_;
 };
+
+// Decodes `desc` and creates the callable from it, as rrt_callable_prepare does; the first
+// failure of either step.
+inline Status create_callable(
+    const rrt_callable_desc_t &desc, const KernelRegistry &kernels,
+    std::unique_ptr<const Callable> *out,
+    Callable::UnknownKernels unknown = Callable::UnknownKernels::kReject) {
+  CallableSpec spec;
+  RRT_RETURN_IF_ERROR(capi::decode_callable_desc(&desc, &spec));
+  return Callable::create(spec, kernels, out, unknown);
+}
 
 }  // namespace replayrt::testing

@@ -17,6 +17,7 @@
 #include "platform/launch/kernel_registry.h"
 #include "runtime/callable.h"
 #include "runtime/task_graph_builder.h"
+#include "support/callable_builder.h"
 
 namespace replayrt::testing {
 
@@ -39,7 +40,7 @@ class ExecutableRig {
     device_ = &device;
     id_ = id;
     generation_ = generation;
-    RRT_RETURN_IF_ERROR(Callable::create(desc, kernels, &callable_));
+    RRT_RETURN_IF_ERROR(testing::create_callable(desc, kernels, &callable_));
     const CallableRequirements &needs = callable_->requirements();
     gm_heap_ = allocate(needs.gm_heap);
     void *state = allocate(needs.scheduler_state);

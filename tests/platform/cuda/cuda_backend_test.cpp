@@ -606,7 +606,7 @@ class CapturedByTheOwnerTest : public CudaBackendTest {
     b.task(testing::kScale, {testing::param(0), testing::inter(0), testing::imm_f32(2.0F)});
     b.task(testing::kAdd, {testing::inter(0), testing::param(0), testing::param(1)});
     std::int32_t id = -1;
-    const Status prepared = engine_->prepare_callable(b.desc(), &id);
+    const Status prepared = engine_->prepare_callable(b.spec(), &id);
     EXPECT_TRUE(prepared.is_ok()) << prepared.message();
     return id;
   }
@@ -620,8 +620,8 @@ class CapturedByTheOwnerTest : public CudaBackendTest {
   std::unique_ptr<Stream> wrapped_;
   void *x_ = nullptr;
   void *y_ = nullptr;
-  std::vector<rrt_tensor_arg_t> tensors_ = {{nullptr, 256, RRT_SPACE_DEVICE},
-                                            {nullptr, 256, RRT_SPACE_DEVICE}};
+  std::vector<TensorArg> tensors_ = {{nullptr, 256, RRT_SPACE_DEVICE},
+                                     {nullptr, 256, RRT_SPACE_DEVICE}};
 };
 
 TEST_F(CapturedByTheOwnerTest, AKernelLaunchLandsInTheOwnersGraphWithoutBreakingItsCapture) {

@@ -110,13 +110,12 @@ TEST_F(CudaExecutorTest, AKernelModeLaunchReadsNoDeviceMemoryAndSynchronizesNoth
   ASSERT_TRUE(engine->kernel_init(plan, 0, 0).is_ok());
   CallableBuilder b = doubling(256);
   std::int32_t id = -1;
-  ASSERT_TRUE(engine->prepare_callable(b.desc(), &id).is_ok());
+  ASSERT_TRUE(engine->prepare_callable(b.spec(), &id).is_ok());
   void *x = cuda.allocate(1024);
   void *y = cuda.allocate(1024);
   const std::vector<float> input(256, 1.5F);
   ASSERT_TRUE(cuda.copy_host_to_device(x, input.data(), 1024).is_ok());
-  const std::vector<rrt_tensor_arg_t> tensors = {{x, 1024, RRT_SPACE_DEVICE},
-                                                 {y, 1024, RRT_SPACE_DEVICE}};
+  const std::vector<TensorArg> tensors = {{x, 1024, RRT_SPACE_DEVICE}, {y, 1024, RRT_SPACE_DEVICE}};
   std::unique_ptr<Stream> stream;
   ASSERT_TRUE(cuda.create_stream(&stream).is_ok());
   fake_.drain();

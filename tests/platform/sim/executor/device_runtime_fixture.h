@@ -34,7 +34,7 @@ class DeviceRuntimeTest : public ::testing::Test {
   }
 
   void place(CallableBuilder &builder, bool host_seed = false) {
-    ASSERT_TRUE(Callable::create(builder.desc(), kernels_, &callable_).is_ok());
+    ASSERT_TRUE(testing::create_callable(builder.desc(), kernels_, &callable_).is_ok());
     const CallableRequirements &needs = callable_->requirements();
     heap_ = needs.gm_heap != 0 ? device_alloc(needs.gm_heap) : nullptr;
     state_ = device_alloc(needs.scheduler_state);
@@ -52,7 +52,7 @@ class DeviceRuntimeTest : public ::testing::Test {
     ASSERT_TRUE(device_.copy_host_to_device(image_, host.data(), host.size()).is_ok());
   }
 
-  Status run(std::vector<rrt_tensor_arg_t> tensors, sim::DeviceRuntime &runtime,
+  Status run(std::vector<TensorArg> tensors, sim::DeviceRuntime &runtime,
              std::uint64_t generation = 11) {
     BindRequest request;
     request.callable = callable_.get();
@@ -60,7 +60,7 @@ class DeviceRuntimeTest : public ::testing::Test {
     request.generation = generation;
     request.args = RunArgsView{tensors, {}};
     std::vector<void *> addresses;
-    for (const rrt_tensor_arg_t &arg : tensors) {
+    for (const TensorArg &arg : tensors) {
       addresses.push_back(arg.addr);
     }
     BoundRun bound;

@@ -133,8 +133,8 @@ TEST_F(DeviceRuntimeTest, MisalignedInvocationBytesAreAccepted) {
   place(b);
   std::vector<float> in = {5, 6, 7, 8};
   std::vector<float> out(4, 0.0F);
-  const std::vector<rrt_tensor_arg_t> tensors = {{in.data(), 16, RRT_SPACE_HOST},
-                                                 {out.data(), 16, RRT_SPACE_HOST}};
+  const std::vector<TensorArg> tensors = {{in.data(), 16, RRT_SPACE_HOST},
+                                          {out.data(), 16, RRT_SPACE_HOST}};
   BindRequest request;
   request.callable = callable_.get();
   request.callable_id = 3;

@@ -1,0 +1,51 @@
+#include "capi/run_args_codec.h"
+
+#include <span>
+
+#include "capi/validate.h"
+#include "common/format.h"
+#include "common/raw_enum.h"
+#include "runtime/callable.h"
+
+namespace replayrt::capi {
+
+namespace {
+Status invalid(std::string message) {
+  return Status::error(RRT_ERR_INVALID_ARGUMENT, std::move(message));
+}
+}  // namespace
+
+Status DecodedRunArgs::decode(const rrt_run_args_t *args) {
+  if (args == nullptr) {
+    return invalid("args is null");
+  }
+  RRT_RETURN_IF_ERROR(check_struct_size("rrt_run_args_t", args->struct_size, kRunArgsV1Size));
+  if (args->num_tensors != 0 && args->tensors == nullptr) {
+    return invalid(format("args->tensors is null with num_tensors %u", args->num_tensors));
+  }
+  if (args->num_scalars != 0 && args->scalars == nullptr) {
+    return invalid(format("args->scalars is null with num_scalars %u", args->num_scalars));
+  }
+  if (args->num_tensors > Callable::kMaxParams) {
+    return invalid(format("args->num_tensors is %u; no callable takes more than %u tensors",
+                          args->num_tensors, Callable::kMaxParams));
+  }
+  const std::span<const rrt_tensor_arg_t> given(args->tensors, args->num_tensors);
+  std::span<TensorArg> decoded(inline_.data(), given.size());
+  if (given.size() > inline_.size()) {
+    spilled_.resize(given.size());
+    decoded = spilled_;
+  }
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    const std::int32_t space = raw_enum(given[i].space);
+    if (space != RRT_SPACE_HOST && space != RRT_SPACE_DEVICE) {
+      return invalid(format("tensor %zu: unknown address space %d", i, space));
+    }
+    decoded[i] = TensorArg{given[i].addr, given[i].bytes, static_cast<rrt_address_space_t>(space)};
+  }
+  tensors_ = decoded;
+  scalars_ = std::span(args->scalars, args->num_scalars);
+  return Status::ok();
+}
+
+}  // namespace replayrt::capi
