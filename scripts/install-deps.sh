@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Installs the Debian packages replayrt needs to build, test and benchmark.
+# Installs the Debian packages replayrt needs to build, test and benchmark, or only the
+# packages named as arguments.
 set -euo pipefail
 packages=(
   cmake ninja-build make g++ clang clang-format clang-tidy libclang-rt-14-dev
-  libgtest-dev libgmock-dev libbenchmark-dev python3 patch rsync
+  libgtest-dev libgmock-dev libbenchmark-dev python3 patch rsync ccache
 )
+if [ "$#" -ne 0 ]; then
+  packages=("$@")
+fi
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then
   sudo_cmd=(sudo)
