@@ -166,9 +166,10 @@ class Doublings {
 };
 
 // A kernel-mode context, profiling on with the collector shape left to the first prepare,
-// whose plan kernel-config fit sized for A (two tasks) and B (three).
+// whose plan kernel-config fit sized for A (two tasks) and B (three). With `initialized`
+// false, kernel init is left to the test (`config` holds the fitted config).
 struct KernelContext {
-  explicit KernelContext(rrt_bind_strategy_t bind) {
+  explicit KernelContext(rrt_bind_strategy_t bind, bool initialized = true) {
     rrt_context_options_t options{};
     options.struct_size = sizeof options;
     options.platform = RRT_PLATFORM_SIM;
@@ -177,12 +178,13 @@ struct KernelContext {
     a = std::make_unique<Doublings>(ctx, bind, 1);
     b = std::make_unique<Doublings>(ctx, bind, 2);
     const rrt_callable_desc_t *descs[] = {a->desc(), b->desc()};
-    rrt_kernel_config_t config{};
     config.struct_size = sizeof config;
     EXPECT_EQ(rrt_kernel_config_fit(descs, 2, &config), RRT_OK);
     config.context_generation = 0;
     config.profiling_task_capacity = 0;
-    EXPECT_EQ(rrt_kernel_init(ctx, &config), RRT_OK);
+    if (initialized) {
+      EXPECT_EQ(rrt_kernel_init(ctx, &config), RRT_OK);
+    }
     EXPECT_EQ(rrt_stream_create(ctx, &stream), RRT_OK);
   }
   ~KernelContext() {
@@ -216,6 +218,7 @@ struct KernelContext {
 
   rrt_context_t ctx = nullptr;
   rrt_stream_t stream = nullptr;
+  rrt_kernel_config_t config{};
   std::unique_ptr<Doublings> a;
   std::unique_ptr<Doublings> b;
 };
@@ -288,6 +291,50 @@ TEST(HostOutOfMemoryTest, PersistentHostOutOfMemoryInAKernelModePrepareDeviceBui
 
 TEST(HostOutOfMemoryTest, PersistentHostOutOfMemoryInAKernelModePrepareHostBuild) {
   sweep_prepare_host_allocations(RRT_BIND_HOST_BUILD, true);
+}
+
+// Every host allocation of rrt_kernel_init fails in turn (alone, or with every one after it).
+// A failed init returns an error, never terminates and holds no device memory; the context
+// then initializes with the same config, and A and B prepare and compute.
+void sweep_kernel_init_host_allocations(bool persists) {
+  std::uint64_t allocations = 0;
+  {
+    KernelContext clean(RRT_BIND_DEVICE_BUILD, false);
+    allocations_counted = 0;
+    ASSERT_EQ(rrt_kernel_init(clean.ctx, &clean.config), RRT_OK);
+    allocations = allocations_counted;
+  }
+  ASSERT_GE(allocations, 1u);
+  int failures = 0;
+  for (std::uint64_t n = 1; n <= allocations; ++n) {
+    SCOPED_TRACE(::testing::Message() << "failing host allocation " << n << " of " << allocations);
+    KernelContext k(RRT_BIND_DEVICE_BUILD, false);
+    const rrt_stats_t before = stats_of(k.ctx);
+    rrt_status_t status = RRT_OK;
+    {
+      const NthHostAllocationFails failing(n, persists);
+      status = rrt_kernel_init(k.ctx, &k.config);
+    }
+    if (status == RRT_OK) {
+      continue;  // the allocation was one whose failure the call absorbs
+    }
+    ++failures;
+    EXPECT_TRUE(status == RRT_ERR_INTERNAL || status == RRT_ERR_OUT_OF_MEMORY) << status;
+    expect_unchanged(before, stats_of(k.ctx));
+    ASSERT_EQ(rrt_kernel_init(k.ctx, &k.config), RRT_OK) << last_message();
+    std::int32_t b_id = -1;
+    std::int32_t a_id = -1;
+    ASSERT_EQ(rrt_callable_prepare(k.ctx, k.b->desc(), &b_id), RRT_OK) << last_message();
+    ASSERT_EQ(rrt_callable_prepare(k.ctx, k.a->desc(), &a_id), RRT_OK) << last_message();
+    k.expect_launch_computes(b_id, k.b->factor());
+    k.expect_launch_computes(a_id, k.a->factor());
+  }
+  EXPECT_GE(failures, 1) << "no host allocation of kernel init could fail";
+}
+
+TEST(HostOutOfMemoryTest, AKernelInitThatRunsOutOfHostMemoryHoldsNothingAndCanBeRetried) {
+  sweep_kernel_init_host_allocations(false);
+  sweep_kernel_init_host_allocations(true);
 }
 
 // Host tensors over a ramp for Doublings, and the check of what a run wrote.
@@ -444,6 +491,65 @@ TEST(HostOutOfMemoryTest, ACapturedCopyThatRunsOutOfHostMemorySpoilsTheCapture) 
   EXPECT_GE(failures, 1) << "no host allocation of the captured copy could fail";
   EXPECT_EQ(rrt_device_free(ctx, buffer), RRT_OK);
   EXPECT_EQ(rrt_context_destroy(ctx), RRT_OK);
+}
+
+// Every host allocation of rrt_graph_replay of a captured kernel launch fails in turn (alone,
+// or with every one after it). A failed replay returns an error and never terminates; nothing
+// published changes; the stream runs on, and the same graph then replays with new inputs and
+// computes.
+void sweep_replay_host_allocations(rrt_bind_strategy_t bind, bool persists) {
+  KernelContext k(bind);
+  std::int32_t b_id = -1;
+  std::int32_t a_id = -1;
+  ASSERT_EQ(rrt_callable_prepare(k.ctx, k.b->desc(), &b_id), RRT_OK);
+  ASSERT_EQ(rrt_callable_prepare(k.ctx, k.a->desc(), &a_id), RRT_OK);
+  RampArgs ramp;
+  ASSERT_EQ(rrt_stream_begin_capture(k.stream), RRT_OK);
+  ASSERT_EQ(rrt_kernel_launch(k.ctx, a_id, &ramp.args, k.stream), RRT_OK) << last_message();
+  rrt_graph_t graph = nullptr;
+  ASSERT_EQ(rrt_stream_end_capture(k.stream, &graph), RRT_OK) << last_message();
+  allocations_counted = 0;
+  ASSERT_EQ(rrt_graph_replay(graph, k.stream), RRT_OK) << last_message();
+  const std::uint64_t allocations = allocations_counted;
+  ASSERT_EQ(rrt_stream_synchronize(k.stream), RRT_OK);
+  ASSERT_NO_FATAL_FAILURE(ramp.expect_computed(k.a->factor()));
+  int failures = 0;
+  for (std::uint64_t n = 1; n <= allocations; ++n) {
+    SCOPED_TRACE(::testing::Message() << "failing host allocation " << n << " of " << allocations);
+    const rrt_stats_t before = stats_of(k.ctx);
+    rrt_status_t status = RRT_OK;
+    {
+      const NthHostAllocationFails failing(n, persists);
+      status = rrt_graph_replay(graph, k.stream);
+    }
+    ASSERT_EQ(rrt_stream_synchronize(k.stream), RRT_OK) << last_message();
+    if (status != RRT_OK) {
+      ++failures;
+      EXPECT_EQ(status, RRT_ERR_INTERNAL);
+      expect_unchanged(before, stats_of(k.ctx));
+    }
+    for (std::uint64_t i = 0; i < kFloats; ++i) {
+      ramp.in[i] = static_cast<float>(n + i);
+    }
+    ramp.out.assign(kFloats, -1.0F);
+    ASSERT_EQ(rrt_graph_replay(graph, k.stream), RRT_OK) << last_message();
+    ASSERT_EQ(rrt_stream_synchronize(k.stream), RRT_OK);
+    ASSERT_NO_FATAL_FAILURE(ramp.expect_computed(k.a->factor()));
+    k.expect_launch_computes(b_id, k.b->factor());
+  }
+  EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
+  EXPECT_GE(failures, 1) << "no host allocation of the replay could fail (" << allocations
+                         << " counted)";
+}
+
+TEST(HostOutOfMemoryTest, AGraphReplayThatRunsOutOfHostMemoryChangesNothingDeviceBuild) {
+  sweep_replay_host_allocations(RRT_BIND_DEVICE_BUILD, false);
+  sweep_replay_host_allocations(RRT_BIND_DEVICE_BUILD, true);
+}
+
+TEST(HostOutOfMemoryTest, AGraphReplayThatRunsOutOfHostMemoryChangesNothingHostBuild) {
+  sweep_replay_host_allocations(RRT_BIND_HOST_BUILD, false);
+  sweep_replay_host_allocations(RRT_BIND_HOST_BUILD, true);
 }
 
 // A program-mode context with A and B prepared, before any run.
