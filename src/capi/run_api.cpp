@@ -11,6 +11,21 @@ using replayrt::capi::require_non_null;
 
 using replayrt::capi::DecodedRunArgs;
 
+namespace {
+
+// Finalizes `run` while an exception from a later step unwinds towards the guard, so the slot
+// goes back first. A failure of the finalize itself gives way to that exception, which is the
+// one the guard reports.
+void finalize_while_unwinding(replayrt::Engine &engine, replayrt::ProgramRun &run) noexcept {
+  try {
+    static_cast<void>(engine.run_finalize(run));
+  } catch (...) {
+    // Dropped: the exception already unwinding is the one reported.
+  }
+}
+
+}  // namespace
+
 extern "C" {
 
 RRT_API rrt_status_t rrt_run_prepare(rrt_context_t ctx, int32_t callable_id,
@@ -72,12 +87,7 @@ RRT_API rrt_status_t rrt_run(rrt_context_t ctx, int32_t callable_id, const rrt_r
         status = engine.run_wait(*run);
       }
     } catch (...) {
-      // The slot goes back before the failure reaches the guard.
-      try {
-        (void)engine.run_finalize(*run);
-      } catch (...) {
-        static_cast<void>(0);
-      }
+      finalize_while_unwinding(engine, *run);
       throw;
     }
     Status finalized = engine.run_finalize(*run);

@@ -43,9 +43,8 @@ bool Engine::holds_device_range(const void *ptr, std::size_t bytes) const {
   if (bytes == 0) {
     return true;
   }
-  const auto owner = device_->find_allocation(ptr);
-  const auto start = reinterpret_cast<std::uintptr_t>(ptr);
-  return owner && start >= owner->base && bytes <= owner->size - (start - owner->base);
+  const AddressRange range{ptr, bytes};
+  return device_->first_range_outside_allocations(std::span(&range, 1)) == 1;
 }
 
 Status Engine::free_caller_buffer(void *buffer, std::span<Stream *const> caller_streams) {
