@@ -144,7 +144,9 @@ class Device {
   // RRT_ERR_OUT_OF_MEMORY.
   virtual Status try_allocate(std::size_t bytes, void **out);
   // Frees an allocation base. An unknown pointer, an interior pointer or a second free returns
-  // RRT_ERR_INVALID_ARGUMENT and changes nothing.
+  // RRT_ERR_INVALID_ARGUMENT and changes nothing. The block is filled with a poison byte at
+  // once, unordered with streams: the caller orders the free after every queued use of the
+  // block (the engine waits for the streams that used it), or that work may see the poison.
   virtual Status free(void *ptr) = 0;
 
   virtual Status copy_host_to_device(void *dst, const void *src, std::size_t bytes) = 0;

@@ -224,6 +224,7 @@ TEST_F(CudaBackendTest, ReplayChecksAddressesOnlyAgainstFreesAndCatchesABA) {
   ASSERT_TRUE(stream.replay(*graph).is_ok());
   ASSERT_TRUE(device_->free(unrelated).is_ok());
   EXPECT_TRUE(stream.replay(*graph).is_ok()) << "a free elsewhere forces a check that passes";
+  ASSERT_TRUE(stream.synchronize().is_ok()) << "a free comes after the block's queued uses";
   ASSERT_TRUE(device_->free(captured).is_ok());
   void *again = device_->allocate(4096);
   ASSERT_EQ(again, captured) << "the fake hands the freed block out again";
