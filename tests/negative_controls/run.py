@@ -7,9 +7,13 @@ folder, checks that every named test passes there unedited, then for each contro
 its edits, rebuilds only the test binaries it names, and requires every named test to fail
 (a crash or a hang counts as failing). One scratch build folder is reused, so each control
 rebuilds only what its edits touch. When `ccache` is on PATH the scratch build compiles through
-it (its cache lives in the work folder), so the files a control restores are not compiled
-again. `--check-anchors` only checks that every anchor occurs
-exactly once in the current tree, without building anything.
+it, so the files a control restores are not compiled again. The scratch build sits at
+`tree/build/default` and is configured like the `default` preset, so its compile commands match
+the repository's own `build/default` once ccache rewrites paths under CCACHE_BASEDIR (the
+repository root unless set): with a shared CCACHE_DIR (CI sets one), the baseline build is
+served from what `make test` compiled. Without CCACHE_DIR the cache lives in the work folder.
+`--check-anchors` only checks that every anchor occurs exactly once in the current tree,
+without building anything.
 
 File format (README.md in this folder has an example):
     Control: <one line saying which defect it re-introduces>
@@ -240,6 +244,8 @@ def sync_tree(dest):
     if dest.exists():
         for path in sorted(dest.rglob("*"), reverse=True):
             rel = path.relative_to(dest).as_posix()
+            if rel == "build" or rel.startswith("build/"):
+                continue
             if path.is_file() and rel not in wanted:
                 path.unlink()
             elif path.is_dir() and not any(path.iterdir()):
@@ -321,15 +327,18 @@ def main():
         return 0
 
     work = Path(args.work_dir)
-    tree, build_dir = work / "tree", work / "build"
+    tree = work / "tree"
+    build_dir = tree / "build" / "default"
     sync_tree(tree)
     launcher = []
     if shutil.which("ccache"):
-        os.environ["CCACHE_DIR"] = str(work / "ccache")
+        os.environ.setdefault("CCACHE_DIR", str(work / "ccache"))
+        os.environ.setdefault("CCACHE_BASEDIR", str(ROOT))
         launcher = ["-DCMAKE_CXX_COMPILER_LAUNCHER=ccache", "-DCMAKE_C_COMPILER_LAUNCHER=ccache"]
-        log("compiling through ccache")
+        log(f"compiling through ccache (cache: {os.environ['CCACHE_DIR']})")
     configure = run(["cmake", "-S", str(tree), "-B", str(build_dir), "-G", "Ninja",
-                     "-DCMAKE_BUILD_TYPE=Release", "-DREPLAYRT_BUILD_BENCHMARKS=OFF",
+                     "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_C_COMPILER=gcc",
+                     "-DCMAKE_CXX_COMPILER=g++", "-DREPLAYRT_BUILD_BENCHMARKS=OFF",
                      "-DREPLAYRT_BUILD_EXAMPLES=OFF", *launcher])
     if configure.returncode != 0:
         raise SystemExit("configure failed")
