@@ -43,7 +43,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
+
+#include "kernel_abi.h"
+#include "values.h"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define RRT_API __attribute__((visibility("default")))
@@ -64,7 +66,6 @@ extern "C" {
 #define RRT_ABI_VERSION_MAJOR 1
 #define RRT_ABI_VERSION_MINOR 3
 #define RRT_ABI_VERSION RRT_ABI_VERSION_MAJOR
-typedef int32_t rrt_status_t;
 
 typedef struct rrt_context_s *rrt_context_t;
 typedef struct rrt_stream_s *rrt_stream_t;
@@ -74,21 +75,8 @@ typedef struct rrt_run_s *rrt_run_t;
 
 /* ---- status and errors ---------------------------------------------------------------- */
 
-/* Values are pinned: they are the upstream host band and never change. */
-enum {
-  RRT_OK = 0,
-  RRT_ERR_INTERNAL = -1000,              /* host failure; also every kernel-mode capacity refusal */
-  RRT_ERR_UNSUPPORTED = -1001,           /* capability this platform does not provide */
-  RRT_ERR_PREPARED_INCOMPATIBLE = -1002, /* an overlapping prepare cannot share the active layout */
-  RRT_ERR_INVALID_STATE = -1003,    /* valid call out of lifecycle order or in the wrong mode */
-  RRT_ERR_INVALID_ARGUMENT = -1004, /* structural argument error */
-  RRT_ERR_CALLABLE_COUNT_EXCEEDED = -1005, /* no free callable id */
-  RRT_ERR_CALLABLE_BYTES_EXCEEDED = -1006, /* callable image larger than its store */
-  RRT_ERR_CALLABLE_NOT_RESIDENT = -1007,   /* launch of an id that is not prepared */
-  RRT_ERR_OUT_OF_MEMORY = -1008,           /* the device allocator failed; state unchanged */
-  RRT_ERR_STALE_ADDRESS = -1009,           /* a captured address is no longer the same allocation */
-  RRT_ERR_KERNEL_FAILED = -1010            /* a kernel reported failure; detail names the task */
-};
+/* rrt_status_t, the status codes (RRT_OK, RRT_ERR_*) and the growth points
+   (rrt_growth_point_t) are pinned values: values.h. */
 
 /* The enumerator's name ("RRT_OK", "RRT_ERR_INTERNAL", ...). Never NULL: "RRT_ERR_UNKNOWN" for
    a value outside the table. The string is static. */
@@ -98,24 +86,6 @@ RRT_API const char *rrt_status_name(rrt_status_t status);
    may use what N added when *major equals its RRT_ABI_VERSION_MAJOR and *minor >= N.
    RRT_ERR_INVALID_ARGUMENT when either pointer is null, with nothing written. */
 RRT_API rrt_status_t rrt_abi_version(uint32_t *major, uint32_t *minor);
-
-/* The places where runtime-time growth could re-base a device address. In a kernel-mode
-   context each one refuses growth of a published buffer; the refusal names it. */
-typedef enum rrt_growth_point {
-  RRT_GROWTH_NONE = -1,
-  RRT_GROWTH_ARENA_GM_HEAP = 0,      /* G1: intermediates of a run */
-  RRT_GROWTH_ARENA_GM_SM = 1,        /* G1: device scheduler state */
-  RRT_GROWTH_ARENA_RUNTIME_POOL = 2, /* G1, G7: runtime images */
-  RRT_GROWTH_RETAINED_STAGING = 3,   /* G2: HOST tensors of a device-build run */
-  RRT_GROWTH_GRAPH_DEFINITION = 4,   /* G3: task-graph definitions of a host-build run */
-  RRT_GROWTH_HOST_STAGING = 5,       /* G4: HOST tensors of a host-build run */
-  RRT_GROWTH_DFX_COLLECTORS = 6,     /* G5: profiling collector pools */
-  RRT_GROWTH_LAUNCH_ALLOCATION = 7   /* G8: any device allocation while a launch is encoded */
-} rrt_growth_point_t;
-
-/* The growth points there are: the length of the per-growth-point arrays in rrt_stats_t.
-   Pinned: a new growth point would be a new major version. */
-#define RRT_GROWTH_POINT_COUNT 8
 
 typedef struct rrt_error_detail {
   rrt_status_t code;
@@ -132,24 +102,7 @@ RRT_API rrt_status_t rrt_last_error(rrt_error_detail_t *out);
 
 /* ---- contexts ------------------------------------------------------------------------- */
 
-typedef enum rrt_mode { RRT_MODE_PROGRAM = 0, RRT_MODE_KERNEL = 1 } rrt_mode_t;
-typedef enum rrt_platform { RRT_PLATFORM_SIM = 0, RRT_PLATFORM_CUDA = 1 } rrt_platform_t;
-
-/* How a host wait waits for device work to finish. SPIN_THEN_BLOCK (the default) spins for
-   wait_spin_us and then parks the thread until the work completes; SPIN never parks (lowest
-   wake-up latency, one core busy while waiting); YIELD spins with a scheduler yield between
-   checks; BLOCK parks at once (no busy core, a wake-up cost per wait). The policy covers every
-   host wait of the context's streams and events: rrt_stream_synchronize,
-   rrt_event_synchronize, rrt_run_wait and rrt_run, and the waits inside rrt_stream_destroy,
-   rrt_device_free and rrt_context_finalize. rrt_context_create refuses a value outside this
-   enum with RRT_ERR_INVALID_ARGUMENT. It applies to the simulator; CUDA contexts wait as the
-   CUDA runtime's default device scheduling does, whatever the policy. */
-typedef enum rrt_wait_policy {
-  RRT_WAIT_SPIN_THEN_BLOCK = 0,
-  RRT_WAIT_SPIN = 1,
-  RRT_WAIT_YIELD = 2,
-  RRT_WAIT_BLOCK = 3
-} rrt_wait_policy_t;
+/* rrt_mode_t, rrt_platform_t and rrt_wait_policy_t (how host waits wait): values.h. */
 
 typedef struct rrt_context_options {
   uint32_t struct_size;
@@ -350,61 +303,10 @@ RRT_API rrt_status_t rrt_device_unregister(rrt_context_t ctx, void *device_ptr);
 
 /* ---- kernels -------------------------------------------------------------------------- */
 
-/* Appended (ABI version 1.3): an operand whose value lives in device memory, as a native
-   launcher receives it. A DEVICE_VALUE operand, or a view whose offset is device-resident
-   (rrt_view_desc_t.offset_value), is read when the task runs, and a native launcher runs on the
-   host when the launch is enqueued, before that: it receives the value's device address, and
-   the work it enqueues reads the value there. Host kernels (the simulator) never see one: their
-   values are read before the kernel is called. */
-typedef enum rrt_device_operand_kind {
-  /* scalars[index] holds 0; the scalar is the value. */
-  RRT_DEVICE_OPERAND_SCALAR = 0,
-  /* tensors[index] is the view at offset value 0 and tensor_bytes[index] its size; the view
-     is tensors[index] + value * stride_bytes, for a value in [0, value_max], and the whole
-     range [tensors[index], tensors[index] + value_max * stride_bytes + tensor_bytes[index])
-     lies inside the view's base. A value outside [0, value_max] must not be used. */
-  RRT_DEVICE_OPERAND_VIEW_OFFSET = 1
-} rrt_device_operand_kind_t;
-typedef struct rrt_device_operand {
-  rrt_device_operand_kind_t kind;
-  uint32_t index;    /* the scalar (SCALAR) or tensor (VIEW_OFFSET) operand it concerns */
-  const void *value; /* device address of the element */
-  uint32_t dtype;    /* an rrt_dtype_t: I32 (sign-extended), I64, or F32 (its bits) */
-  uint64_t stride_bytes;
-  uint64_t value_max;
-} rrt_device_operand_t;
+/* What a kernel receives and what it must do: kernel_abi.h (rrt_kernel_args_t, rrt_kernel_fn,
+   the native launcher rrt_native_launch_fn and its contract, rrt_device_operand_t, the
+   operand limits and the float scalar helpers). */
 
-typedef struct rrt_kernel_args {
-  uint32_t num_tensors;
-  void *const *tensors; /* addresses the kernel may dereference */
-  const uint64_t *tensor_bytes;
-  uint32_t num_scalars;
-  const uint64_t *scalars; /* raw 64-bit values; floats bit-cast */
-  /* Appended (ABI version 1.3): the operands whose values the launched work reads from device
-     memory, at most one per operand; 0 and null for a host kernel and for a task without
-     any. */
-  uint32_t num_device_operands;
-  const rrt_device_operand_t *device_operands;
-} rrt_kernel_args_t;
-/* Runs on a device-side worker thread. Returns 0 on success; any other value fails the run
-   with RRT_ERR_KERNEL_FAILED, and the detail names the callable, the task, the kernel and that
-   value exactly ("failed with code N"): no value is reserved. A kernel
-   must not throw (or otherwise unwind) out of this call. A C++ kernel that throws anyway
-   fails its task as a nonzero return does: the run fails with RRT_ERR_KERNEL_FAILED (the
-   stream's sticky failure), the detail says the kernel threw, and the process carries on. */
-typedef int (*rrt_kernel_fn)(const rrt_kernel_args_t *args, void *user);
-/* Float scalars travel as the IEEE-754 binary32 bit pattern in the low 32 bits. */
-static inline uint64_t rrt_scalar_from_f32(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof bits);
-  return (uint64_t)bits;
-}
-static inline float rrt_scalar_to_f32(uint64_t scalar) {
-  const uint32_t bits = (uint32_t)scalar;
-  float value;
-  memcpy(&value, &bits, sizeof value);
-  return value;
-}
 /* Built-in kernels are pre-registered under their names ("fill", "copy", "add", "mul",
    "scale", "matmul", "softmax", "rmsnorm", "silu", "gelu", "linear", "embedding", "rope",
    "kv_store", "attention"; see "built-in kernels" below). A name may be registered once per
@@ -413,33 +315,6 @@ static inline float rrt_scalar_to_f32(uint64_t scalar) {
    host-function kernels (CUDA: use rrt_kernel_register_native). */
 RRT_API rrt_status_t rrt_kernel_register(rrt_context_t ctx, const char *name, rrt_kernel_fn fn,
                                          void *user, int32_t *out_kernel_id);
-/* A native launcher: the user kernel of a context whose device runs native work (CUDA). It is
-   called on the host, on the thread that calls rrt_run_launch / rrt_kernel_launch / rrt_run,
-   once per task of the launch, in program order, with the task's resolved operands and the
-   launch stream's native handle (CUDA: a cudaStream_t); never at graph replay. Under stream
-   capture the work it enqueues becomes part of the graph. Contract:
-     - enqueue device work only on `native_stream`; work forked onto other streams must join
-       back before the launcher returns;
-     - no allocation, free or synchronization (cudaMalloc, cudaFree, cudaDeviceSynchronize,
-       cudaStreamSynchronize, ...): under capture CUDA invalidates the capture and
-       rrt_stream_end_capture fails; in kernel mode they are growth the plan does not allow;
-     - the enqueued work dereferences only the args->tensors ranges, or memory that outlives
-       every graph that captured the launch; pointers it reads from device memory (pointer
-       arrays) are invisible to the stale-address check;
-     - library workspaces (cublasSetWorkspace) are set before any capture;
-     - every kernel it launches is loaded before the first capture that launches it: with
-       CUDA's lazy module loading (the default since CUDA 12.2) a kernel's first launch loads
-       its module, which invalidates a capture in progress (rrt_stream_end_capture then fails
-       naming the CUDA error). Launch it once outside a capture, or call cudaFuncGetAttributes
-       on it, after rrt_kernel_register_native. The built-ins are loaded when the context is
-       created;
-     - the operands that live in device memory (a DEVICE_VALUE, a view's device-resident
-       offset) come as args->device_operands (ABI 1.3, rrt_device_operand_t): the enqueued
-       work reads them on the device;
-     - return 0, or a nonzero code: the launch then fails with RRT_ERR_KERNEL_FAILED naming
-       the callable, task, kernel and code, and enqueues nothing more.
-   `args` and its arrays are valid only during the call. */
-typedef int (*rrt_native_launch_fn)(const rrt_kernel_args_t *args, void *native_stream, void *user);
 /* Registers a native launcher under `name` (rules as rrt_kernel_register). On a context whose
    platform runs native work only (CUDA), rrt_kernel_register returns RRT_ERR_UNSUPPORTED and
    this is the way to add kernels; on the simulator this returns RRT_ERR_UNSUPPORTED. */
@@ -451,11 +326,10 @@ RRT_API rrt_status_t rrt_kernel_register_native(rrt_context_t ctx, const char *n
    operands (SCALAR, IMMEDIATE, DEVICE_VALUE), and it writes exactly the tensor operands whose
    bit is set in `writes` (bit i: tensor operand i); the others it only reads. Exactly one of
    `fn` (simulator contexts) and `native_fn` (CUDA contexts) is set.
-   The limits below hold for every task, whatever registered its kernel: a task with more
-   tensor or scalar operands is RRT_ERR_INVALID_ARGUMENT at rrt_callable_prepare and
-   rrt_capacity_plan_fit, naming the task and the count. */
-#define RRT_KERNEL_MAX_TENSORS 64
-#define RRT_KERNEL_MAX_SCALARS 64
+   The limits RRT_KERNEL_MAX_TENSORS and RRT_KERNEL_MAX_SCALARS (kernel_abi.h) hold for every
+   task, whatever registered its kernel: a task with more tensor or scalar operands is
+   RRT_ERR_INVALID_ARGUMENT at rrt_callable_prepare and rrt_capacity_plan_fit, naming the task
+   and the count. */
 typedef struct rrt_kernel_desc {
   uint32_t struct_size;
   const char *name;
@@ -553,31 +427,10 @@ RRT_API rrt_status_t rrt_kernel_lookup(rrt_context_t ctx, const char *name, int3
 
 /* ---- callables ------------------------------------------------------------------------ */
 
-typedef enum rrt_dtype {
-  RRT_DTYPE_F32 = 0,
-  RRT_DTYPE_F16 = 1,
-  RRT_DTYPE_BF16 = 2,
-  RRT_DTYPE_I32 = 3,
-  RRT_DTYPE_I64 = 4,
-  RRT_DTYPE_U8 = 5
-} rrt_dtype_t;
-typedef enum rrt_direction { RRT_DIR_IN = 0, RRT_DIR_OUT = 1, RRT_DIR_INOUT = 2 } rrt_direction_t;
-typedef enum rrt_address_space { RRT_SPACE_HOST = 0, RRT_SPACE_DEVICE = 1 } rrt_address_space_t;
-typedef enum rrt_bind_strategy {
-  RRT_BIND_DEVICE_BUILD = 0,
-  RRT_BIND_HOST_BUILD = 1
-} rrt_bind_strategy_t;
-typedef enum rrt_operand_kind {
-  RRT_OPERAND_PARAM = 0,        /* index: a tensor parameter */
-  RRT_OPERAND_INTERMEDIATE = 1, /* index: an intermediate tensor (in gm_heap) */
-  RRT_OPERAND_SCALAR = 2,       /* index: a scalar whose value comes with each run */
-  RRT_OPERAND_IMMEDIATE = 3,    /* a scalar fixed in the callable: its value is `index` itself
-                                   (zero-extended; a float parameter holds its binary32 bits) */
-  /* Appended (ABI version 1.2; only in a 1.2 callable desc): */
-  RRT_OPERAND_VIEW = 4,        /* index: a view (rrt_callable_desc_t.views); a tensor operand */
-  RRT_OPERAND_DEVICE_VALUE = 5 /* index: a device value (rrt_callable_desc_t.device_values); a
-                                  scalar operand read from device memory when the task runs */
-} rrt_operand_kind_t;
+/* rrt_dtype_t, rrt_direction_t, rrt_address_space_t, rrt_bind_strategy_t,
+   rrt_operand_kind_t, rrt_param_space_t (where runs pass a parameter) and RRT_MAX_DIMS:
+   values.h. */
+
 /* When operand values are taken. SCALAR values come with each launch or run; IMMEDIATE values,
    task shapes and views' fixed offsets come with the callable. A captured launch freezes all of
    these: every replay uses the values of the captured rrt_kernel_launch. DEVICE_VALUE operands
@@ -596,16 +449,6 @@ typedef enum rrt_operand_kind {
    values (fill's value, scale's s, rmsnorm's eps, rope's theta), and a launch that names
    another one fails with RRT_ERR_UNSUPPORTED naming the task, the kernel and the scalar. */
 
-/* Where runs pass a parameter. ANY: either space, and capacity plans reserve staging for it as
-   if it were HOST (the ABI 1.1 behaviour). HOST or DEVICE: a run passing the other space is
-   RRT_ERR_INVALID_ARGUMENT, and plans reserve staging for HOST parameters only. */
-typedef enum rrt_param_space {
-  RRT_PARAM_SPACE_ANY = 0,
-  RRT_PARAM_SPACE_HOST = 1,
-  RRT_PARAM_SPACE_DEVICE = 2
-} rrt_param_space_t;
-
-#define RRT_MAX_DIMS 8
 typedef struct rrt_tensor_desc {
   rrt_dtype_t dtype;
   uint32_t ndim;

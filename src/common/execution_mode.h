@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include <replayrt/replayrt.h>
+#include <replayrt/values.h>
 
 namespace replayrt {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <span>
 
-#include <replayrt/replayrt.h>
+#include <replayrt/values.h>
 
 namespace replayrt {
 

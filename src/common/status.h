@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include <replayrt/replayrt.h>
+#include <replayrt/values.h>
 
 #include "common/growth_point.h"
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <mutex>
 
-#include <replayrt/replayrt.h>
+#include <replayrt/values.h>
 
 #include "common/align.h"
 #include "common/growth_point.h"

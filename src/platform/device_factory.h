@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <memory>
 
-#include <replayrt/replayrt.h>
+#include <replayrt/values.h>
 
 #include "common/status.h"
 #include "platform/device.h"

@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include <replayrt/replayrt.h>
+#include <replayrt/values.h>
 
 #include "common/status.h"
 #include "platform/device.h"

@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include <replayrt/replayrt.h>
+#include <replayrt/kernel_abi.h>
 
 #include "common/status.h"
 #include "platform/launch/kernel_registry.h"

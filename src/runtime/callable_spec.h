@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <replayrt/replayrt.h>
+#include <replayrt/values.h>
 
 namespace replayrt {
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <span>
 
-#include <replayrt/replayrt.h>
+#include <replayrt/values.h>
 
 #include "common/status.h"
 #include "context/device_context.h"

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cuda_runtime_api.h>
 
-#include <replayrt/replayrt.h>
+#include <replayrt/kernel_abi.h>
 
 #include "platform/cuda/builtin_params.h"
 #include "platform/cuda/cuda_api.h"

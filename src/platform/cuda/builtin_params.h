@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <span>
 
-#include <replayrt/replayrt.h>
+#include <replayrt/kernel_abi.h>
 
 namespace replayrt::cuda {
 

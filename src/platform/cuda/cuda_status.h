@@ -3,7 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include <replayrt/replayrt.h>
+#include <replayrt/values.h>
 
 #include "common/status.h"
 #include "platform/cuda/cuda_api.h"

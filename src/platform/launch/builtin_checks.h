@@ -12,7 +12,7 @@
 // check.
 #pragma once
 
-#include <replayrt/replayrt.h>
+#include <replayrt/kernel_abi.h>
 
 namespace replayrt::builtin_checks {
 

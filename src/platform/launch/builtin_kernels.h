@@ -65,7 +65,7 @@
 #include <span>
 #include <string_view>
 
-#include <replayrt/replayrt.h>
+#include <replayrt/kernel_abi.h>
 
 namespace replayrt {
 

@@ -13,7 +13,7 @@
 #include <span>
 #include <string>
 
-#include <replayrt/replayrt.h>
+#include <replayrt/kernel_abi.h>
 
 #include "common/status.h"
 

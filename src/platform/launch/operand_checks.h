@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <span>
 
-#include <replayrt/replayrt.h>
+#include <replayrt/kernel_abi.h>
 
 namespace replayrt::operand_checks {
 

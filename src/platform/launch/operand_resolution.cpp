@@ -1,6 +1,6 @@
 #include "platform/launch/operand_resolution.h"
 
-#include <replayrt/replayrt.h>
+#include <replayrt/kernel_abi.h>
 
 namespace replayrt {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <span>
 
-#include <replayrt/replayrt.h>
+#include <replayrt/kernel_abi.h>
 
 #include "platform/launch/invocation_header.h"
 #include "platform/launch/task_graph_image.h"

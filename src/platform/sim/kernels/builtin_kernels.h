@@ -5,7 +5,7 @@
 #include <span>
 #include <string_view>
 
-#include <replayrt/replayrt.h>
+#include <replayrt/kernel_abi.h>
 
 #include "platform/launch/kernel_registry.h"
 

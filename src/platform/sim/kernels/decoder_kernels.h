@@ -3,7 +3,7 @@
 // and platform/launch/builtin_kernels.h. Listed in the built-in table by builtin_kernels.cpp.
 #pragma once
 
-#include <replayrt/replayrt.h>
+#include <replayrt/kernel_abi.h>
 
 namespace replayrt::sim_kernels {
 
