@@ -327,6 +327,10 @@ class Stream {
   virtual bool query() const = 0;
 
   virtual Status begin_capture() = 0;
+  // Ends the capture into *out. A host allocation failure (std::bad_alloc) before the backend
+  // ends its capture leaves the capture going with all its work (the simulator: always); once
+  // the backend has ended it (CUDA: cudaStreamEndCapture cannot be undone), any failure ends
+  // the capture with no graph and nothing leaked.
   virtual Status end_capture(std::unique_ptr<Graph> *out) = 0;
   // True while the stream captures: by begin_capture, or (capture_is_foreign) because the
   // owner of its native stream captures that (CUDA: cudaStreamBeginCapture outside replayrt,

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <new>
 #include <string>
@@ -196,6 +197,16 @@ struct KernelContext {
   KernelContext(KernelContext &&) = delete;
   KernelContext &operator=(KernelContext &&) = delete;
 
+  // B, then A, prepare and compute: everything the plan was fitted for still fits.
+  void expect_both_prepare_and_compute() {
+    std::int32_t b_id = -1;
+    std::int32_t a_id = -1;
+    ASSERT_EQ(rrt_callable_prepare(ctx, b->desc(), &b_id), RRT_OK) << last_message();
+    ASSERT_EQ(rrt_callable_prepare(ctx, a->desc(), &a_id), RRT_OK) << last_message();
+    expect_launch_computes(b_id, b->factor());
+    expect_launch_computes(a_id, a->factor());
+  }
+
   // Launches `id` on a ramp and checks out = factor * in.
   void expect_launch_computes(std::int32_t id, float factor) {
     std::vector<float> in(kFloats);
@@ -267,12 +278,7 @@ void sweep_prepare_host_allocations(rrt_bind_strategy_t bind, bool persists) {
     // Host out of memory, or the simulator's device allocation (host memory too) failing.
     EXPECT_TRUE(status == RRT_ERR_INTERNAL || status == RRT_ERR_OUT_OF_MEMORY) << status;
     expect_unchanged(before, stats_of(k.ctx));
-    std::int32_t b_id = -1;
-    std::int32_t a_id = -1;
-    ASSERT_EQ(rrt_callable_prepare(k.ctx, k.b->desc(), &b_id), RRT_OK) << last_message();
-    ASSERT_EQ(rrt_callable_prepare(k.ctx, k.a->desc(), &a_id), RRT_OK) << last_message();
-    k.expect_launch_computes(b_id, k.b->factor());
-    k.expect_launch_computes(a_id, k.a->factor());
+    k.expect_both_prepare_and_compute();
   }
   EXPECT_GE(failures, 4) << "too few host allocations of the prepare could fail";
 }
@@ -322,12 +328,7 @@ void sweep_kernel_init_host_allocations(bool persists) {
     EXPECT_TRUE(status == RRT_ERR_INTERNAL || status == RRT_ERR_OUT_OF_MEMORY) << status;
     expect_unchanged(before, stats_of(k.ctx));
     ASSERT_EQ(rrt_kernel_init(k.ctx, &k.config), RRT_OK) << last_message();
-    std::int32_t b_id = -1;
-    std::int32_t a_id = -1;
-    ASSERT_EQ(rrt_callable_prepare(k.ctx, k.b->desc(), &b_id), RRT_OK) << last_message();
-    ASSERT_EQ(rrt_callable_prepare(k.ctx, k.a->desc(), &a_id), RRT_OK) << last_message();
-    k.expect_launch_computes(b_id, k.b->factor());
-    k.expect_launch_computes(a_id, k.a->factor());
+    k.expect_both_prepare_and_compute();
   }
   EXPECT_GE(failures, 1) << "no host allocation of kernel init could fail";
 }
@@ -550,6 +551,150 @@ TEST(HostOutOfMemoryTest, AGraphReplayThatRunsOutOfHostMemoryChangesNothingDevic
 TEST(HostOutOfMemoryTest, AGraphReplayThatRunsOutOfHostMemoryChangesNothingHostBuild) {
   sweep_replay_host_allocations(RRT_BIND_HOST_BUILD, false);
   sweep_replay_host_allocations(RRT_BIND_HOST_BUILD, true);
+}
+
+// The handles a stream or event call works on besides the context's own stream. Destroyed
+// before the context (declare it after the KernelContext).
+struct StreamCallHandles {
+  StreamCallHandles() = default;
+  ~StreamCallHandles() {
+    if (graph != nullptr) {
+      EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
+    }
+    for (rrt_event_t e : {event, made_event}) {
+      if (e != nullptr) {
+        EXPECT_EQ(rrt_event_destroy(e), RRT_OK);
+      }
+    }
+    for (rrt_stream_t s : {other, made_stream}) {
+      if (s != nullptr) {
+        EXPECT_EQ(rrt_stream_destroy(s), RRT_OK);
+      }
+    }
+  }
+  StreamCallHandles(const StreamCallHandles &) = delete;
+  StreamCallHandles &operator=(const StreamCallHandles &) = delete;
+  StreamCallHandles(StreamCallHandles &&) = delete;
+  StreamCallHandles &operator=(StreamCallHandles &&) = delete;
+
+  rrt_event_t event = nullptr;         // made by `setup`
+  rrt_stream_t other = nullptr;        // made by `setup`
+  rrt_stream_t made_stream = nullptr;  // written only by a successful call
+  rrt_event_t made_event = nullptr;    // written only by a successful call
+  rrt_graph_t graph = nullptr;         // written only by a successful `finish`
+};
+
+// One stream or event call: `setup` makes what it needs, `call` makes the call, `finish` uses
+// what a successful call made or began.
+struct StreamCall {
+  const char *name;
+  std::function<void(KernelContext &, StreamCallHandles &)> setup;
+  std::function<rrt_status_t(KernelContext &, StreamCallHandles &)> call;
+  std::function<void(KernelContext &, StreamCallHandles &)> finish;
+};
+
+void no_setup(KernelContext & /*k*/, StreamCallHandles & /*h*/) {}
+void no_finish(KernelContext & /*k*/, StreamCallHandles & /*h*/) {}
+
+std::vector<StreamCall> stream_calls() {
+  return {
+      {"rrt_stream_create", no_setup,
+       [](KernelContext &k, StreamCallHandles &h) {
+         return rrt_stream_create(k.ctx, &h.made_stream);
+       },
+       no_finish},
+      {"rrt_event_create", no_setup,
+       [](KernelContext &k, StreamCallHandles &h) {
+         return rrt_event_create(k.ctx, &h.made_event);
+       },
+       no_finish},
+      {"rrt_event_record",
+       [](KernelContext &k, StreamCallHandles &h) {
+         ASSERT_EQ(rrt_event_create(k.ctx, &h.event), RRT_OK);
+       },
+       [](KernelContext &k, StreamCallHandles &h) { return rrt_event_record(h.event, k.stream); },
+       [](KernelContext & /*k*/, StreamCallHandles &h) {
+         EXPECT_EQ(rrt_event_synchronize(h.event), RRT_OK);
+       }},
+      {"rrt_stream_wait_event",
+       [](KernelContext &k, StreamCallHandles &h) {
+         ASSERT_EQ(rrt_event_create(k.ctx, &h.event), RRT_OK);
+         ASSERT_EQ(rrt_stream_create(k.ctx, &h.other), RRT_OK);
+         ASSERT_EQ(rrt_event_record(h.event, k.stream), RRT_OK);
+       },
+       [](KernelContext & /*k*/, StreamCallHandles &h) {
+         return rrt_stream_wait_event(h.other, h.event);
+       },
+       [](KernelContext & /*k*/, StreamCallHandles &h) {
+         EXPECT_EQ(rrt_stream_synchronize(h.other), RRT_OK);
+       }},
+      {"rrt_stream_end_capture",
+       [](KernelContext &k, StreamCallHandles &h) {
+         ASSERT_EQ(rrt_event_create(k.ctx, &h.event), RRT_OK);
+         ASSERT_EQ(rrt_stream_begin_capture(k.stream), RRT_OK);
+         ASSERT_EQ(rrt_event_record(h.event, k.stream), RRT_OK);
+       },
+       [](KernelContext &k, StreamCallHandles &h) {
+         return rrt_stream_end_capture(k.stream, &h.graph);
+       },
+       [](KernelContext &k, StreamCallHandles &h) {
+         EXPECT_EQ(rrt_graph_replay(h.graph, k.stream), RRT_OK) << last_message();
+         EXPECT_EQ(rrt_event_synchronize(h.event), RRT_OK) << last_message();
+       }},
+  };
+}
+
+// Every host allocation of one stream or event call fails in turn (alone, or with every one
+// after it). A failed call returns an error, never terminates, writes no handle and holds no
+// device memory; the same call then succeeds, and A and B prepare and compute.
+void sweep_stream_call_host_allocations(const StreamCall &c, bool persists) {
+  SCOPED_TRACE(c.name);
+  std::uint64_t allocations = 0;
+  {
+    KernelContext clean(RRT_BIND_DEVICE_BUILD);
+    StreamCallHandles h;
+    c.setup(clean, h);
+    allocations_counted = 0;
+    ASSERT_EQ(c.call(clean, h), RRT_OK) << last_message();
+    allocations = allocations_counted;
+    c.finish(clean, h);
+  }
+  ASSERT_GE(allocations, 1u) << "the call allocates no host memory: nothing to sweep";
+  int failures = 0;
+  for (std::uint64_t n = 1; n <= allocations; ++n) {
+    SCOPED_TRACE(::testing::Message() << "failing host allocation " << n << " of " << allocations);
+    KernelContext k(RRT_BIND_DEVICE_BUILD);
+    StreamCallHandles h;
+    c.setup(k, h);
+    const rrt_stats_t before = stats_of(k.ctx);
+    rrt_status_t status = RRT_OK;
+    {
+      const NthHostAllocationFails failing(n, persists);
+      status = c.call(k, h);
+    }
+    if (status == RRT_OK) {
+      c.finish(k, h);
+      continue;  // the allocation was one whose failure the call absorbs
+    }
+    ++failures;
+    EXPECT_EQ(status, RRT_ERR_INTERNAL) << last_message();
+    EXPECT_EQ(h.made_stream, nullptr) << "a failed call writes no handle";
+    EXPECT_EQ(h.made_event, nullptr) << "a failed call writes no handle";
+    EXPECT_EQ(h.graph, nullptr) << "a failed call writes no handle";
+    expect_unchanged(before, stats_of(k.ctx));
+    ASSERT_EQ(c.call(k, h), RRT_OK) << last_message();
+    c.finish(k, h);
+    ASSERT_EQ(rrt_stream_synchronize(k.stream), RRT_OK) << last_message();
+    k.expect_both_prepare_and_compute();
+  }
+  EXPECT_GE(failures, 1) << "no host allocation of the call could fail";
+}
+
+TEST(HostOutOfMemoryTest, AStreamOrEventCallThatRunsOutOfHostMemoryChangesNothing) {
+  for (const StreamCall &c : stream_calls()) {
+    sweep_stream_call_host_allocations(c, false);
+    sweep_stream_call_host_allocations(c, true);
+  }
 }
 
 // A program-mode context with A and B prepared, before any run.

@@ -11,6 +11,23 @@ namespace replayrt::cuda {
 
 namespace {
 
+// Destroys a captured cudaGraph_t when it goes out of scope.
+struct CapturedGraphDeleter {
+  CapturedGraphDeleter(const CudaApi &api, cudaGraph_t graph) : api(api), graph(graph) {}
+  ~CapturedGraphDeleter() {
+    if (graph != nullptr) {
+      (void)api.graph_destroy(graph);
+    }
+  }
+  CapturedGraphDeleter(const CapturedGraphDeleter &) = delete;
+  CapturedGraphDeleter &operator=(const CapturedGraphDeleter &) = delete;
+  CapturedGraphDeleter(CapturedGraphDeleter &&) = delete;
+  CapturedGraphDeleter &operator=(CapturedGraphDeleter &&) = delete;
+
+  const CudaApi &api;
+  cudaGraph_t graph;
+};
+
 Status capturing_error(const char *call) {
   return Status::error(
       RRT_ERR_INVALID_STATE,
@@ -499,27 +516,23 @@ Status CudaStream::end_capture(std::unique_ptr<Graph> *out) {
   }
   cudaGraph_t graph = nullptr;
   const cudaError_t ended = api_.stream_end_capture(stream_, &graph);
+  // The captured graph is destroyed on every way out, a thrown host allocation failure
+  // included; only its instantiation outlives the call.
+  const CapturedGraphDeleter discard_at_exit(api_, graph);
   capturing_.store(false, std::memory_order_release);
   device_.capture_ended();
   Status failure = std::move(capture_failure_);
   capture_failure_ = Status::ok();
   std::vector<CapturedAddress> addresses = std::move(declared_);
   declared_.clear();
-  const auto discard = [&] {
-    if (graph != nullptr) {
-      (void)api_.graph_destroy(graph);
-    }
-  };
   if (ended != cudaSuccess) {
     (void)api_.get_last_error();
-    discard();
     const Status why = cuda_status(api_, ended, "cudaStreamEndCapture");
     return Status::error(RRT_ERR_INVALID_STATE,
                          "stream end_capture: the capture was invalidated: " + why.message() +
                              (failure.is_ok() ? "" : "; first refusal: " + failure.message()));
   }
   if (!failure.is_ok()) {
-    discard();
     return Status::error(RRT_ERR_INVALID_STATE,
                          "stream end_capture: the graph is discarded because work enqueued "
                          "during the capture was refused: " +
@@ -535,7 +548,6 @@ Status CudaStream::end_capture(std::unique_ptr<Graph> *out) {
     return Status::ok();
   });
   if (!audited.is_ok()) {
-    discard();
     return Status::error(
         audited.code() == RRT_ERR_INVALID_STATE ? RRT_ERR_INVALID_STATE : audited.code(),
         "stream end_capture: " + audited.message());
@@ -545,19 +557,16 @@ Status CudaStream::end_capture(std::unique_ptr<Graph> *out) {
   const cudaError_t instantiated = api_.graph_instantiate_with_flags(&exec, graph, 0);
   if (instantiated != cudaSuccess) {
     (void)api_.get_last_error();
-    discard();
     return cuda_status(api_, instantiated, "cudaGraphInstantiateWithFlags");
   }
   const cudaError_t uploaded = api_.graph_upload(exec, stream_);
   if (uploaded != cudaSuccess) {
     (void)api_.get_last_error();
     (void)api_.graph_exec_destroy(exec);
-    discard();
     return cuda_status(api_, uploaded, "cudaGraphUpload");
   }
   const std::size_t nodes =
       stats.kernel_nodes + stats.copy_nodes + stats.host_nodes + stats.event_nodes;
-  discard();
   try {
     *out = std::make_unique<CudaGraph>(device_, exec, nodes, std::move(addresses),
                                        all_live ? epoch : CudaGraph::kNeverValidated);

@@ -80,7 +80,8 @@ struct SimOperation {
 // Thread safety: every member is thread-safe; any number of streams may replay it at once.
 class SimGraph final : public Graph {
  public:
-  // `addresses` may hold duplicates; the graph keeps each distinct entry once, sorted.
+  // `addresses` may hold duplicates; the graph keeps each distinct entry once, sorted. Allocates
+  // nothing beyond what its arguments hold (SimStream::end_capture relies on it).
   SimGraph(const SimMemory &memory, std::vector<SimOperation> operations,
            std::vector<CapturedAddress> addresses);
   ~SimGraph() override;

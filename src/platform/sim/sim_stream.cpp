@@ -145,27 +145,29 @@ Status SimStream::end_capture(std::unique_ptr<Graph> *out) {
   if (out == nullptr) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT, "stream end_capture with a null graph output");
   }
-  std::vector<SimOperation> operations;
-  std::vector<CapturedAddress> addresses;
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (!capturing_) {
-      return Status::error(RRT_ERR_INVALID_STATE,
-                           "stream end_capture without a capture in progress");
-    }
-    capturing_ = false;
-    operations.swap(capture_operations_);
-    addresses.swap(capture_addresses_);
-    if (!capture_failure_.is_ok()) {
-      Status failure = std::move(capture_failure_);
-      capture_failure_ = Status::ok();
-      return Status::error(RRT_ERR_INVALID_STATE,
-                           "stream end_capture: the graph is discarded because work enqueued "
-                           "during the capture was refused: " +
-                               failure.message());
-    }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!capturing_) {
+    return Status::error(RRT_ERR_INVALID_STATE, "stream end_capture without a capture in progress");
   }
-  *out = std::make_unique<SimGraph>(memory_, std::move(operations), std::move(addresses));
+  if (!capture_failure_.is_ok()) {
+    capturing_ = false;
+    capture_operations_.clear();
+    capture_addresses_.clear();
+    Status failure = std::move(capture_failure_);
+    capture_failure_ = Status::ok();
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         "stream end_capture: the graph is discarded because work enqueued "
+                         "during the capture was refused: " +
+                             failure.message());
+  }
+  // The graph's allocation comes before its arguments move the captured work (C++17 sequences
+  // a new-expression's allocation first) and its constructor allocates nothing, so when the
+  // host is out of memory the capture goes on with all its work and can be ended again.
+  *out = std::make_unique<SimGraph>(memory_, std::move(capture_operations_),
+                                    std::move(capture_addresses_));
+  capture_operations_.clear();
+  capture_addresses_.clear();
+  capturing_ = false;
   return Status::ok();
 }
 
