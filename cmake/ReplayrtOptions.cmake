@@ -4,6 +4,11 @@ add_library(replayrt_build_flags INTERFACE)
 target_compile_options(replayrt_build_flags INTERFACE
   $<$<COMPILE_LANG_AND_ID:CXX,GNU,Clang>:-Wall -Wextra -Wpedantic>
   $<$<COMPILE_LANG_AND_ID:C,GNU,Clang>:-Wall -Wextra -Wpedantic>)
+# Identifiers reserved to the implementation (`_Upper`, `__` anywhere, `_lower` at global scope)
+# are the compiler's check, not clang-tidy's: every clang build (sanitizers, fuzz) enforces it.
+target_compile_options(replayrt_build_flags INTERFACE
+  $<$<COMPILE_LANG_AND_ID:CXX,Clang>:-Wreserved-identifier>
+  $<$<COMPILE_LANG_AND_ID:C,Clang>:-Wreserved-identifier>)
 # nvcc: its own warnings and the host pass's -Wall -Wextra. -Wpedantic stays off the host pass,
 # where every line directive nvcc generates would trigger it. The host pass compiles one
 # preprocessed file, so clang counts the header's unused static inline helpers as the main
