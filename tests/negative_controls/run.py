@@ -4,8 +4,9 @@
 A control is a `NN-name.control` file: a header naming the defect and the tests that must
 fail with it, then one or more anchored edits. The runner copies the tree to a scratch
 folder, checks that every named test passes there unedited, then for each control applies
-its edits, rebuilds only the test binaries it names, and requires every named test to fail
-(a crash or a hang counts as failing). One scratch build folder is reused, so each control
+its edits, rebuilds only the targets it names, and requires every named test to fail (a crash
+or a hang counts as failing). A named test is a gtest case of a test binary, or a ctest test
+that is not a gtest case (a CMake script check over the sources or the built library). One scratch build folder is reused, so each control
 rebuilds only what its edits touch. When `ccache` is on PATH the scratch build compiles through
 it, so the files a control restores are not compiled again. The scratch build sits at
 `tree/build/default` and is configured like the `default` preset, so its compile commands match
@@ -18,6 +19,7 @@ without building anything.
 File format (README.md in this folder has an example):
     Control: <one line saying which defect it re-introduces>
     Must-fail: <test executable> <Suite.Test> ...   (one or more lines; gtest names)
+    Must-fail-ctest: <target | -> <ctest name> ...  (a ctest test; the target it reads, or -)
     @@ edit <path relative to the repository root>
     @@ anchor
     <lines that occur exactly once in the file, at the start of a line>
@@ -30,6 +32,7 @@ order; a later edit's anchor is looked up in the file as the earlier edits left 
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -70,9 +73,14 @@ class Edit:
 
 
 def parse_control(path):
-    """Returns (title, {binary: [tests]}, [Edit]) or raises ControlError."""
+    """Returns (title, {binary: [tests]}, {target: [ctest names]}, [Edit]) or raises ControlError.
+
+    A ctest test's target is the one CMake target it reads (built before it runs); "" when it
+    reads only the sources.
+    """
     title = ""
     must_fail = {}
+    must_fail_ctest = {}
     edits = []
     lines = path.read_bytes().decode().splitlines()
     i = 0
@@ -106,6 +114,12 @@ def parse_control(path):
                 fail(i + 1, "Must-fail needs a test binary and at least one Suite.Test")
             must_fail.setdefault(binary, []).extend(tests)
             i += 1
+        elif line.startswith("Must-fail-ctest:"):
+            target, *tests = line.partition(":")[2].split() or [""]
+            if not target or not tests:
+                fail(i + 1, "Must-fail-ctest needs a target (or -) and at least one ctest name")
+            must_fail_ctest.setdefault("" if target == "-" else target, []).extend(tests)
+            i += 1
         elif line.startswith("@@ edit "):
             start = i + 1
             target = line[len("@@ edit "):].strip()
@@ -124,11 +138,12 @@ def parse_control(path):
             fail(i + 1, f"unexpected line: {line!r}")
     if not title:
         raise ControlError(f"{path.name}: needs a 'Control:' line")
-    if not must_fail:
-        raise ControlError(f"{path.name}: needs at least one 'Must-fail:' line")
+    if not must_fail and not must_fail_ctest:
+        raise ControlError(f"{path.name}: needs at least one 'Must-fail:' or 'Must-fail-ctest:' "
+                           "line")
     if not edits:
         raise ControlError(f"{path.name}: needs at least one '@@ edit' block")
-    return title, must_fail, edits
+    return title, must_fail, must_fail_ctest, edits
 
 
 def anchor_offsets(text, anchor):
@@ -146,14 +161,24 @@ class Control:
     def __init__(self, path):
         self.path = path
         self.name = path.name[: -len(SUFFIX)]
-        self.title, self.must_fail, self.edits = parse_control(path)
+        self.title, self.must_fail, self.must_fail_ctest, self.edits = parse_control(path)
 
     @property
     def binaries(self):
         return sorted(self.must_fail)
 
+    @property
+    def targets(self):
+        """Everything to build before the named tests run: the binaries and the ctest targets."""
+        return sorted(set(self.must_fail) | {t for t in self.must_fail_ctest if t})
+
+    @property
+    def ctest_names(self):
+        return sorted({name for names in self.must_fail_ctest.values() for name in names})
+
     def count(self):
-        return sum(len(tests) for tests in self.must_fail.values())
+        return (sum(len(tests) for tests in self.must_fail.values()) +
+                sum(len(names) for names in self.must_fail_ctest.values()))
 
     def edited_files(self, tree):
         """Applies the edits in memory to the files under `tree`.
@@ -253,8 +278,23 @@ def sync_tree(dest):
 
 
 def build(build_dir, targets):
+    if not targets:
+        return True
     result = run(["cmake", "--build", str(build_dir), "-j", "2", "--target", *targets])
     return result.returncode == 0
+
+
+def ctest_outcomes(build_dir, names):
+    """Runs the ctest tests `names` one by one; returns {name: passed}.
+
+    A name that ctest does not know counts as failed, as does a run past the timeout.
+    """
+    outcomes = {}
+    for name in names:
+        result = run(["ctest", "--test-dir", str(build_dir), "-R", f"^{re.escape(name)}$",
+                      "--no-tests=error"], quiet=True, timeout=TEST_TIMEOUT_S)
+        outcomes[name] = result.returncode == 0
+    return outcomes
 
 
 def test_outcomes(build_dir, binary, tests):
@@ -288,7 +328,7 @@ def run_control(control, tree, build_dir):
     try:
         for rel, (_, text) in edited.items():
             (tree / rel).write_bytes(text.encode())
-        if not build(build_dir, control.binaries):
+        if not build(build_dir, control.targets):
             return f"{control.name}: the edited tree does not build"
         # A named test missing from the report crashed the binary: that counts as failing.
         # Every name was seen passing in the baseline, so a missing name is no typo.
@@ -297,6 +337,8 @@ def run_control(control, tree, build_dir):
             named = control.must_fail[binary]
             outcomes = test_outcomes(build_dir, binary, named)
             still_passing += [t for t in named if outcomes.get(t, False)]
+        outcomes = ctest_outcomes(build_dir, control.ctest_names)
+        still_passing += [name for name, passed in outcomes.items() if passed]
         if still_passing:
             return f"{control.name}: still passing with the defect: {still_passing}"
         log(f"{control.name}: all {control.count()} named tests fail, as they must")
@@ -344,8 +386,9 @@ def main():
         raise SystemExit("configure failed")
 
     binaries = sorted({b for c in controls for b in c.binaries})
-    log(f"baseline: building {', '.join(binaries)}")
-    if not build(build_dir, binaries):
+    targets = sorted({t for c in controls for t in c.targets})
+    log(f"baseline: building {', '.join(targets) or 'nothing'}")
+    if not build(build_dir, targets):
         raise SystemExit("baseline build failed")
     for binary in binaries:
         wanted = tests_of(controls, binary)
@@ -353,6 +396,10 @@ def main():
         bad = [t for t in wanted if not outcomes.get(t, False)]
         if bad:
             raise SystemExit(f"baseline: these tests must pass unedited but did not: {bad}")
+    ctest_names = sorted({name for c in controls for name in c.ctest_names})
+    bad = [name for name, passed in ctest_outcomes(build_dir, ctest_names).items() if not passed]
+    if bad:
+        raise SystemExit(f"baseline: these ctest tests must pass unedited but did not: {bad}")
     log("baseline: every named test passes unedited")
 
     failures = []
