@@ -1,5 +1,7 @@
 #include "runtime/launch_order.h"
 
+#include "platform/record_or_wait.h"
+
 namespace replayrt {
 
 Status LaunchOrder::wait_for_previous(Stream &stream) {
@@ -28,10 +30,9 @@ Status LaunchOrder::forget(Stream &stream) {
   return Status::ok();
 }
 
-void LaunchOrder::forget_before_destroy(Stream &stream) {
-  if (last_ == &stream && !forget(stream).is_ok()) {
-    // The tail still marks older work; once this stream's work is done, nothing newer is left.
-    (void)stream.wait_idle();
+void LaunchOrder::forget_before_destroy(Stream &stream) noexcept {
+  if (last_ == &stream) {
+    (void)record_or_wait_idle(stream, *tail_);
     last_ = nullptr;
   }
 }

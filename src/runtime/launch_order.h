@@ -42,10 +42,11 @@ class LaunchOrder {
   // its next work is ordered like another stream's. A failed record is returned and changes
   // nothing (the stream stays the last one).
   Status forget(Stream &stream);
-  // `stream` is about to be destroyed: as forget(), but when the tail cannot be recorded it
-  // waits until the stream's queued work has completed instead, so the next ordered work
-  // still follows that work.
-  void forget_before_destroy(Stream &stream);
+  // `stream` is about to be destroyed: as forget(), but when the tail cannot be recorded (a
+  // status or a thrown host allocation failure) it waits until the stream's queued work has
+  // completed instead (record_or_wait_idle), so the next ordered work still follows that work.
+  // Never throws.
+  void forget_before_destroy(Stream &stream) noexcept;
   // Forgets every stream (the context was finalized and its streams drained).
   void reset() noexcept { last_ = nullptr; }
 

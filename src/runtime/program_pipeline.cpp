@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "platform/record_or_wait.h"
 #include "runtime/run_args.h"
 
 namespace replayrt {
@@ -114,15 +115,7 @@ void ProgramPipeline::settle_failed_launch(ProgramRun &run, Stream &target) {
     target.fail_enqueue(Status::error_without_detail(RRT_ERR_INTERNAL));
     return;
   }
-  bool recorded = false;
-  try {
-    recorded = target.record_event(*slot_used_[static_cast<std::size_t>(run.slot_)]).is_ok();
-  } catch (...) {
-    recorded = false;
-  }
-  if (!recorded) {
-    (void)target.wait_idle();
-  }
+  (void)record_or_wait_idle(target, *slot_used_[static_cast<std::size_t>(run.slot_)]);
 }
 
 Status ProgramPipeline::wait(ProgramRun &run) {

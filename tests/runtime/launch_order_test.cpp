@@ -21,14 +21,9 @@ namespace replayrt {
 namespace {
 
 using sim::testing::Gate;
+using sim::testing::set_flag_entry;
 
 constexpr auto kBlockedFor = std::chrono::milliseconds(200);
-
-// Sets the std::atomic<bool> in its context.
-Status set_flag_entry(void *context, const std::byte * /*invocation*/, std::size_t /*bytes*/) {
-  static_cast<std::atomic<bool> *>(context)->store(true, std::memory_order_release);
-  return Status::ok();
-}
 
 // Records whether `source` was set when the launch ran: 1 set, 0 not, -1 never ran.
 struct Observation {

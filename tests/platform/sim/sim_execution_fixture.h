@@ -41,6 +41,13 @@ inline Status transfer_entry(void *context, const std::byte * /*invocation*/,
   return Status::ok();
 }
 
+// Sets the std::atomic<bool> in its context.
+inline Status set_flag_entry(void *context, const std::byte * /*invocation*/,
+                             std::size_t /*bytes*/) {
+  static_cast<std::atomic<bool> *>(context)->store(true, std::memory_order_release);
+  return Status::ok();
+}
+
 inline Status failing_entry(void * /*context*/, const std::byte * /*invocation*/,
                             std::size_t /*bytes*/) {
   return Status::error(RRT_ERR_KERNEL_FAILED, "failing_entry: task 7 reported failure");
