@@ -1,5 +1,8 @@
 // Streams, events, capture and graph replay.
 #include <algorithm>
+#include <cstddef>
+#include <mutex>
+#include <vector>
 
 #include "capi/api_guard.h"
 #include "capi/handles.h"
@@ -34,15 +37,28 @@ Status check_same_context(const rrt_event_s *event, const rrt_stream_s *stream) 
   return Status::ok();
 }
 
-// The capture in progress on `stream` recorded this event: it must outlive the capture and
-// the graph the capture becomes, so the capture holds a reference from now on.
-void note_captured_event(rrt_stream_s *stream, rrt_event_s *event) {
+// Records or waits on `event` through `enqueue` (a call of the stream). While the stream
+// captures, the capture holds a reference on the event from then on: the event must outlive the
+// capture and the graph it becomes. The note's room is reserved before the enqueue and the
+// enqueue runs under the capture's lock, so a host allocation failure of the note changes
+// nothing and a captured record or wait is always noted.
+template <typename Enqueue>
+Status enqueue_event_operation(rrt_stream_s *stream, rrt_event_s *event, Enqueue enqueue) {
+  if (!stream->stream->is_capturing()) {
+    return enqueue();
+  }
   const std::lock_guard<std::mutex> lock(stream->capture_mutex);
-  if (std::find(stream->capture_events.begin(), stream->capture_events.end(), event) ==
-      stream->capture_events.end()) {
-    stream->capture_events.push_back(event);
+  std::vector<rrt_event_s *> &noted = stream->capture_events;
+  const bool known = std::find(noted.begin(), noted.end(), event) != noted.end();
+  if (!known && noted.size() == noted.capacity()) {
+    noted.reserve(std::max<std::size_t>(4, 2 * noted.size()));
+  }
+  RRT_RETURN_IF_ERROR(enqueue());
+  if (!known) {
+    noted.push_back(event);
     event->graph_references.fetch_add(1);
   }
+  return Status::ok();
 }
 
 // Drops the references of events a capture recorded but handed to no graph.
@@ -123,24 +139,16 @@ RRT_API rrt_status_t rrt_event_create(rrt_context_t ctx, rrt_event_t *out) {
 RRT_API rrt_status_t rrt_event_record(rrt_event_t event, rrt_stream_t stream) {
   return guarded("rrt_event_record", [&]() -> Status {
     RRT_RETURN_IF_ERROR(check_same_context(event, stream));
-    const bool capturing = stream->stream->is_capturing();
-    RRT_RETURN_IF_ERROR(stream->stream->record_event(*event->event));
-    if (capturing) {
-      note_captured_event(stream, event);
-    }
-    return Status::ok();
+    return enqueue_event_operation(stream, event,
+                                   [&] { return stream->stream->record_event(*event->event); });
   });
 }
 
 RRT_API rrt_status_t rrt_stream_wait_event(rrt_stream_t stream, rrt_event_t event) {
   return guarded("rrt_stream_wait_event", [&]() -> Status {
     RRT_RETURN_IF_ERROR(check_same_context(event, stream));
-    const bool capturing = stream->stream->is_capturing();
-    RRT_RETURN_IF_ERROR(stream->stream->wait_event(*event->event));
-    if (capturing) {
-      note_captured_event(stream, event);
-    }
-    return Status::ok();
+    return enqueue_event_operation(stream, event,
+                                   [&] { return stream->stream->wait_event(*event->event); });
   });
 }
 

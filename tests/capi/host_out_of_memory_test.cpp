@@ -2,8 +2,11 @@
 // while a thread has allocation failure switched on every allocation it makes (in the library
 // too) throws std::bad_alloc, or only its nth one does. A call that runs out of host memory
 // returns the documented code and records its last-error detail without allocating; nothing
-// terminates, and nothing the call had done stays behind.
+// terminates, and nothing the call had done stays behind. The program links the library's
+// objects (not the shared library), so that one check can read what a graph holds through its
+// handle (capi/handles.h); every call goes through the C ABI.
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -17,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "abi_queries.h"
+#include "capi/handles.h"
 
 namespace {
 
@@ -695,6 +699,76 @@ TEST(HostOutOfMemoryTest, AStreamOrEventCallThatRunsOutOfHostMemoryChangesNothin
     sweep_stream_call_host_allocations(c, false);
     sweep_stream_call_host_allocations(c, true);
   }
+}
+
+// What a graph holds: the ABI has no call that says, so this reads it through the handle.
+std::size_t graph_operations(rrt_graph_t graph) {
+  return graph->graph->operation_count();
+}
+
+// Every host allocation of an rrt_event_record inside a capture fails in turn (alone, or with
+// every one after it). A failed record either spoils the capture (end_capture refuses) or
+// leaves nothing of itself in it: the graph the capture becomes holds no operation, and the
+// event is not held by it. A record that succeeds is captured and held: the event cannot be
+// destroyed while its graph lives.
+void sweep_captured_event_record_host_allocations(bool persists) {
+  std::uint64_t allocations = 0;
+  {
+    KernelContext clean(RRT_BIND_DEVICE_BUILD);
+    rrt_event_t event = nullptr;
+    ASSERT_EQ(rrt_event_create(clean.ctx, &event), RRT_OK);
+    ASSERT_EQ(rrt_stream_begin_capture(clean.stream), RRT_OK);
+    allocations_counted = 0;
+    ASSERT_EQ(rrt_event_record(event, clean.stream), RRT_OK) << last_message();
+    allocations = allocations_counted;
+    rrt_graph_t graph = nullptr;
+    ASSERT_EQ(rrt_stream_end_capture(clean.stream, &graph), RRT_OK) << last_message();
+    EXPECT_EQ(graph_operations(graph), 1u);
+    EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
+    EXPECT_EQ(rrt_event_destroy(event), RRT_OK);
+  }
+  ASSERT_GE(allocations, 1u) << "the record allocates no host memory: nothing to sweep";
+  int failures = 0;
+  for (std::uint64_t n = 1; n <= allocations; ++n) {
+    SCOPED_TRACE(::testing::Message() << "failing host allocation " << n << " of " << allocations);
+    KernelContext k(RRT_BIND_DEVICE_BUILD);
+    rrt_event_t event = nullptr;
+    ASSERT_EQ(rrt_event_create(k.ctx, &event), RRT_OK);
+    ASSERT_EQ(rrt_stream_begin_capture(k.stream), RRT_OK);
+    rrt_status_t status = RRT_OK;
+    {
+      const NthHostAllocationFails failing(n, persists);
+      status = rrt_event_record(event, k.stream);
+    }
+    rrt_graph_t graph = nullptr;
+    const rrt_status_t ended = rrt_stream_end_capture(k.stream, &graph);
+    if (status == RRT_OK) {
+      ASSERT_EQ(ended, RRT_OK) << last_message();
+      EXPECT_EQ(graph_operations(graph), 1u);
+      EXPECT_EQ(rrt_event_destroy(event), RRT_ERR_INVALID_STATE)
+          << "the graph records the event but does not keep it alive";
+      EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
+      EXPECT_EQ(rrt_event_destroy(event), RRT_OK);
+      continue;
+    }
+    ++failures;
+    EXPECT_EQ(status, RRT_ERR_INTERNAL) << last_message();
+    if (ended == RRT_OK) {
+      EXPECT_EQ(graph_operations(graph), 0u) << "the failed record was captured";
+      EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
+    } else {
+      EXPECT_EQ(ended, RRT_ERR_INVALID_STATE) << last_message();
+      EXPECT_EQ(graph, nullptr);
+    }
+    EXPECT_EQ(rrt_event_destroy(event), RRT_OK) << "a failed record left a reference behind";
+    k.expect_both_prepare_and_compute();
+  }
+  EXPECT_GE(failures, 1) << "no host allocation of the record could fail";
+}
+
+TEST(HostOutOfMemoryTest, ACapturedEventRecordThatRunsOutOfHostMemoryLeavesNothingInTheCapture) {
+  sweep_captured_event_record_host_allocations(false);
+  sweep_captured_event_record_host_allocations(true);
 }
 
 // A program-mode context with A and B prepared, before any run.
