@@ -92,4 +92,4 @@ lint: deps
 	@scripts/lint.sh
 
 format:
-	@git ls-files '*.h' '*.cpp' '*.c' | xargs clang-format -i
+	@git ls-files '*.h' '*.hpp' '*.cpp' '*.c' | xargs clang-format -i

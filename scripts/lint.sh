@@ -2,7 +2,7 @@
 # clang-format (check only) and clang-tidy over every C and C++ source the repository tracks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t sources < <(git ls-files '*.h' '*.cpp' '*.c' | grep -v '^tests/install/consumer/')
+mapfile -t sources < <(git ls-files '*.h' '*.hpp' '*.cpp' '*.c' | grep -v '^tests/install/consumer/')
 echo "clang-format: ${#sources[@]} files"
 clang-format --dry-run --Werror "${sources[@]}"
 

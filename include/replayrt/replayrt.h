@@ -64,7 +64,7 @@ extern "C" {
    minor version N added. A caller tests what it compiled against with these macros and what
    it runs against with rrt_abi_version. RRT_ABI_VERSION is the major version. */
 #define RRT_ABI_VERSION_MAJOR 1
-#define RRT_ABI_VERSION_MINOR 3
+#define RRT_ABI_VERSION_MINOR 4
 #define RRT_ABI_VERSION RRT_ABI_VERSION_MAJOR
 
 typedef struct rrt_context_s *rrt_context_t;
@@ -99,6 +99,14 @@ typedef struct rrt_error_detail {
    an empty message if this thread has seen none. A NULL `out` returns RRT_ERR_INVALID_ARGUMENT
    (and does not overwrite the recorded detail). Successful calls do not clear the detail. */
 RRT_API rrt_status_t rrt_last_error(rrt_error_detail_t *out);
+/* Appended (ABI version 1.4): the calling thread's most recent failure message uncut (the
+   detail's `message` holds its first 255 characters). Writes at most `capacity` bytes to
+   `out`, always NUL-terminated (nothing when capacity is 0, when `out` may be NULL), and the
+   message's length without the NUL to *length, so a first call with capacity 0 sizes a second
+   one. An empty message if this thread has seen no failure; the cut message if the host ran
+   out of memory while the failure was recorded. RRT_ERR_INVALID_ARGUMENT for a NULL length,
+   or a NULL out with capacity > 0; neither overwrites the recorded failure. RRT_OK otherwise. */
+RRT_API rrt_status_t rrt_last_error_message(char *out, size_t capacity, size_t *length);
 
 /* ---- contexts ------------------------------------------------------------------------- */
 
@@ -225,6 +233,10 @@ RRT_API rrt_status_t rrt_stream_synchronize(rrt_stream_t stream);
    RRT_ERR_INVALID_ARGUMENT for a null stream or out_done. */
 RRT_API rrt_status_t rrt_stream_query(rrt_stream_t stream, int *out_done);
 RRT_API rrt_status_t rrt_event_create(rrt_context_t ctx, rrt_event_t *out);
+/* Marks the work queued on `stream` so far. Inside a capture the record is captured, and the
+   capture, then the graph it becomes, holds the event: rrt_event_destroy refuses until both are
+   gone. The same holds for rrt_stream_wait_event. A record or wait that fails holds nothing and
+   leaves nothing of itself in the capture, or spoils the capture (rrt_stream_end_capture). */
 RRT_API rrt_status_t rrt_event_record(rrt_event_t event, rrt_stream_t stream);
 /* The stream's later work waits for the event's most recent record at the time of this call
    (at replay time, for a wait recorded into a graph). */

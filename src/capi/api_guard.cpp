@@ -2,11 +2,24 @@
 
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 namespace replayrt::capi {
 
 namespace {
+
 thread_local rrt_error_detail_t last_error = {RRT_OK, RRT_GROWTH_NONE, 0, 0, {}};
+
+// The uncut message of the last failure is "<function>: <body>". `function` is a string
+// literal; the body is a literal too (`static_body`) or the copy in `owned_body`. Null
+// `function`: no failure yet, or the copy could not be made (last_error.message stands in).
+struct LastMessage {
+  const char *function = nullptr;
+  const char *static_body = nullptr;
+  std::string owned_body;
+};
+thread_local LastMessage last_message;
+
 }  // namespace
 
 rrt_status_t record_failure(const char *function, const Status &status) noexcept {
@@ -18,6 +31,14 @@ rrt_status_t record_failure(const char *function, const Status &status) noexcept
   std::snprintf(detail.message, sizeof detail.message, "%s: %s", function,
                 status.message().c_str());
   last_error = detail;
+  last_message.function = nullptr;
+  last_message.static_body = nullptr;
+  try {
+    last_message.owned_body = status.message();
+    last_message.function = function;
+  } catch (...) {
+    last_message.owned_body.clear();
+  }
   return status.code();
 }
 
@@ -27,6 +48,8 @@ rrt_status_t record_failure(const char *function, rrt_status_t code, const char 
   detail.growth_point = RRT_GROWTH_NONE;
   std::snprintf(detail.message, sizeof detail.message, "%s: %s", function, message);
   last_error = detail;
+  last_message.function = function;
+  last_message.static_body = message;
   return code;
 }
 
@@ -47,6 +70,22 @@ RRT_API rrt_status_t rrt_last_error(rrt_error_detail_t *out) {
   }
   *out = replayrt::capi::last_error;
   return out->code;
+}
+
+RRT_API rrt_status_t rrt_last_error_message(char *out, size_t capacity, size_t *length) {
+  if (length == nullptr || (out == nullptr && capacity != 0)) {
+    return RRT_ERR_INVALID_ARGUMENT;
+  }
+  const replayrt::capi::LastMessage &last = replayrt::capi::last_message;
+  int written = 0;
+  if (last.function == nullptr) {
+    written = std::snprintf(out, capacity, "%s", replayrt::capi::last_error.message);
+  } else {
+    const char *body = last.static_body != nullptr ? last.static_body : last.owned_body.c_str();
+    written = std::snprintf(out, capacity, "%s: %s", last.function, body);
+  }
+  *length = written > 0 ? static_cast<size_t>(written) : 0;
+  return RRT_OK;
 }
 
 }  // extern "C"

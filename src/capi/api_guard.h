@@ -12,10 +12,13 @@
 namespace replayrt::capi {
 
 // Records `status` (which must be an error) as this thread's last error, its message
-// prefixed with `function`, and returns its code.
+// prefixed with `function`, and returns its code. The detail holds the message cut to its
+// fixed field; the uncut one (rrt_last_error_message) is a copy, and when the copy cannot be
+// allocated, the cut one stands in. `function` must be a string literal: it is kept.
 rrt_status_t record_failure(const char *function, const Status &status) noexcept;
 // Records `code` with the message "`function`: `message`" as this thread's last error and
-// returns `code`. Allocates nothing, so it is safe when the host is out of memory.
+// returns `code`. Allocates nothing, so it is safe when the host is out of memory. Both strings
+// must be literals: they are kept.
 rrt_status_t record_failure(const char *function, rrt_status_t code, const char *message) noexcept;
 
 // Runs `body` (returning Status). OK → RRT_OK, leaving the last error as it was. A failure is

@@ -35,14 +35,14 @@ TEST(StatusApiTest, ValuesArePinned) {
   }
   EXPECT_EQ(RRT_ABI_VERSION, 1);
   EXPECT_EQ(RRT_ABI_VERSION_MAJOR, 1);
-  EXPECT_EQ(RRT_ABI_VERSION_MINOR, 3);
+  EXPECT_EQ(RRT_ABI_VERSION_MINOR, 4);
   EXPECT_EQ(RRT_GROWTH_POINT_COUNT, 8);
   EXPECT_EQ(sizeof(rrt_stats_t::refusals), 8 * sizeof(uint64_t));
 }
 
 // The compile-time test a caller makes for what a minor version added.
-#if RRT_ABI_VERSION_MAJOR != 1 || RRT_ABI_VERSION_MINOR < 3
-#error "this suite needs the ABI version 1.3 header"
+#if RRT_ABI_VERSION_MAJOR != 1 || RRT_ABI_VERSION_MINOR < 4
+#error "this suite needs the ABI version 1.4 header"
 #endif
 
 TEST(StatusApiTest, TheLibraryReportsTheVersionOfItsHeader) {

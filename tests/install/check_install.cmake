@@ -1,5 +1,6 @@
 # Script mode: install BUILD_DIR into WORK_DIR/prefix, then configure, build and run the
-# consumer project against that prefix.
+# consumer project against that prefix: a C consumer and C++17 and C++20 consumers of the C++
+# API.
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 
@@ -12,6 +13,9 @@ endfunction()
 
 run_step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 run_step(${CMAKE_COMMAND} -S ${CONSUMER_SOURCE} -B ${WORK_DIR}/build
-  -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_C_COMPILER=${C_COMPILER})
+  -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_C_COMPILER=${C_COMPILER}
+  -DCMAKE_CXX_COMPILER=${CXX_COMPILER})
 run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
-run_step(${WORK_DIR}/build/consumer)
+foreach(consumer consumer consumer_cpp17 consumer_cpp20)
+  run_step(${WORK_DIR}/build/${consumer})
+endforeach()

@@ -1,0 +1,259 @@
+// The C++ API (replayrt/replayrt.hpp) over the shared library, as a user links it: owners,
+// errors, the callable builder, runs, launches and the capture scope.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <replayrt/replayrt.hpp>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+constexpr std::uint64_t kN = 64;
+constexpr std::size_t kBytes = kN * sizeof(float);
+
+// y = factor * x + x through one intermediate, over kN floats.
+rrt::CallableBuilder axpy(float factor, rrt_bind_strategy_t bind = RRT_BIND_DEVICE_BUILD,
+                          std::uint64_t n = kN) {
+  rrt::CallableBuilder b(bind);
+  const rrt::Operand x = b.param("x", RRT_DTYPE_F32, {n}, RRT_DIR_IN);
+  const rrt::Operand y = b.param("y", RRT_DTYPE_F32, {n}, RRT_DIR_OUT);
+  const rrt::Operand scaled = b.intermediate("scaled", RRT_DTYPE_F32, {n});
+  b.task("scale", {x, scaled, rrt::Operand::immediate_f32(factor)});
+  b.task("add", {scaled, x, y});
+  return b;
+}
+
+std::vector<float> ramp(std::size_t n, float start) {
+  std::vector<float> values(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    values[i] = start + static_cast<float>(i);
+  }
+  return values;
+}
+
+void expect_axpy(const std::vector<float> &x, const std::vector<float> &y, float factor) {
+  ASSERT_EQ(x.size(), y.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(y[i], factor * x[i] + x[i]) << "element " << i;
+  }
+}
+
+TEST(CppApiTest, AProgramModeRunOfABuiltCallableComputes) {
+  rrt::Context ctx;
+  ctx.program_init();
+  rrt::CallableBuilder callable = axpy(2.0F);
+  const rrt::CallableId id = ctx.prepare(callable);
+  std::vector<float> x = ramp(kN, 1.0F);
+  std::vector<float> y(kN, 0.0F);
+  rrt::Args args;
+  args.host(x).host(y);
+  ctx.run(id, args);
+  expect_axpy(x, y, 2.0F);
+}
+
+TEST(CppApiTest, APreparedRunLaunchesWaitsAndReportsItsProfile) {
+  rrt::ContextOptions options;
+  options.profiling = true;
+  rrt::Context ctx(options);
+  ctx.program_init();
+  rrt::CallableBuilder callable = axpy(3.0F);
+  const rrt::CallableId id = ctx.prepare(callable);
+  std::vector<float> x = ramp(kN, -8.0F);
+  std::vector<float> y(kN, 0.0F);
+  rrt::Args args;
+  args.host(x).host(y);
+  rrt::Stream stream = ctx.stream();
+  rrt::Run run = ctx.prepare_run(id, args);
+  run.launch(stream);
+  run.wait();
+  EXPECT_EQ(run.profile().size(), callable.task_count());
+  run.finalize();
+  EXPECT_FALSE(run);
+  expect_axpy(x, y, 3.0F);
+}
+
+// A kernel-mode context planned for axpy(factor), prepared, with device buffers x and y.
+struct KernelModeAxpy {
+  explicit KernelModeAxpy(float factor) : factor(factor), callable(axpy(factor)) {
+    ctx.kernel_init(ctx.fit_kernel_config({&callable}));
+    id = ctx.prepare(callable);
+    args.device(x).device(y);
+  }
+  void launch() { ctx.launch(id, args, stream); }
+  // Replays `graph` on a new ramp in x and checks y.
+  void expect_replay_computes(const rrt::Graph &graph, float start) {
+    const std::vector<float> in = ramp(kN, start);
+    x.upload(in);
+    graph.replay(stream);
+    stream.synchronize();
+    std::vector<float> out(kN, 0.0F);
+    y.download(out);
+    expect_axpy(in, out, factor);
+  }
+
+  float factor;
+  rrt::Context ctx;
+  rrt::CallableBuilder callable;
+  rrt::CallableId id;
+  rrt::DeviceBuffer x = ctx.allocate(kBytes);
+  rrt::DeviceBuffer y = ctx.allocate(kBytes);
+  rrt::Stream stream = ctx.stream();
+  rrt::Args args;
+};
+
+TEST(CppApiTest, AKernelModeCaptureReplaysNewInputsFromTheSameBuffers) {
+  KernelModeAxpy k(4.0F);
+  rrt::Graph graph = k.stream.capture([&] { k.launch(); });
+  ASSERT_TRUE(graph);
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_NO_FATAL_FAILURE(k.expect_replay_computes(graph, static_cast<float>(10 * round)));
+  }
+  EXPECT_EQ(k.ctx.stats().replays, 3U);
+}
+
+TEST(CppApiTest, ACapacityRefusalThrowsAnErrorWithItsGrowthPointAndBytes) {
+  rrt::Context ctx;
+  rrt::CallableBuilder small = axpy(2.0F);
+  ctx.kernel_init(ctx.fit_kernel_config({&small}));
+  rrt::CallableBuilder large = axpy(2.0F, RRT_BIND_DEVICE_BUILD, 64 * kN);
+  try {
+    (void)ctx.prepare(large);
+    FAIL() << "a callable larger than the plan was prepared";
+  } catch (const rrt::Error &error) {
+    EXPECT_EQ(error.code(), RRT_ERR_INTERNAL);
+    EXPECT_STREQ(error.status_name(), "RRT_ERR_INTERNAL");
+    EXPECT_NE(error.growth_point(), RRT_GROWTH_NONE);
+    EXPECT_GT(error.requested_bytes(), error.frozen_bytes());
+    EXPECT_NE(std::string(error.what()).find("frozen"), std::string::npos) << error.what();
+  }
+  // The refusal changed nothing: the planned callable still prepares.
+  EXPECT_GE(ctx.prepare(small).value, 0);
+}
+
+TEST(CppApiTest, AFailingCallThrowsItsCodeAndDetail) {
+  rrt::Context ctx;
+  try {
+    (void)ctx.kernel("no_such_kernel");
+    FAIL() << "an unknown kernel name was found";
+  } catch (const rrt::Error &error) {
+    EXPECT_EQ(error.code(), RRT_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(error.growth_point(), RRT_GROWTH_NONE);
+    EXPECT_NE(std::string(error.what()).find("no_such_kernel"), std::string::npos) << error.what();
+  }
+  // A launch in a context that has no mode yet.
+  rrt::Stream stream = ctx.stream();
+  rrt::Args args;
+  EXPECT_THROW(ctx.launch(rrt::CallableId{0}, args, stream), rrt::Error);
+}
+
+TEST(CppApiTest, AnErrorCarriesTheWholeMessagePastTheDetailsFixedField) {
+  rrt::Context ctx;
+  const std::string name(400, 'k');
+  try {
+    (void)ctx.kernel(name);
+    FAIL() << "an unknown kernel name was found";
+  } catch (const rrt::Error &error) {
+    const std::string expected = "rrt_kernel_lookup: no kernel named '" + name + "'";
+    EXPECT_EQ(std::string(error.what()), expected);
+    EXPECT_EQ(std::string(error.detail().message),
+              expected.substr(0, sizeof error.detail().message - 1));
+  }
+}
+
+TEST(CppApiTest, ACaptureWhoseBodyThrowsIsEndedAndTheStreamCapturesAgain) {
+  KernelModeAxpy k(2.0F);
+  EXPECT_THROW(k.stream.capture([&] {
+    k.launch();
+    throw std::runtime_error("the body gave up");
+  }),
+               std::runtime_error);
+  // The capture is over: the stream synchronizes (refused while capturing) and captures anew.
+  k.stream.synchronize();
+  rrt::Graph graph = k.stream.capture([&] { k.launch(); });
+  k.expect_replay_computes(graph, 5.0F);
+}
+
+TEST(CppApiTest, AnErrorInsideTheBodyPropagatesWithItsCodeAndEndsTheCapture) {
+  rrt::Context ctx;
+  rrt::Stream stream = ctx.stream();
+  try {
+    (void)stream.capture([&] { (void)stream.capture([] {}); });
+    FAIL() << "a capture began inside a capture";
+  } catch (const rrt::Error &error) {
+    EXPECT_EQ(error.code(), RRT_ERR_INVALID_STATE) << error.what();
+  }
+  stream.synchronize();
+}
+
+TEST(CppApiTest, OwnersMayBeDestroyedInAnyOrder) {
+  rrt::Stream stream;
+  rrt::Event event;
+  rrt::Graph graph;
+  rrt::DeviceBuffer buffer;
+  {
+    rrt::Context ctx;
+    ctx.program_init();
+    stream = ctx.stream();
+    event = ctx.event();
+    buffer = ctx.allocate(kBytes);
+    graph = stream.capture([&] { stream.record(event); });
+  }
+  // The context owner is gone; its handles still work, and the context goes with the last.
+  graph.replay(stream);
+  stream.synchronize();
+  EXPECT_TRUE(event.query());
+  event = rrt::Event();  // the graph still holds the event it records
+  graph.replay(stream);
+  stream.synchronize();
+  graph = rrt::Graph();
+  buffer.free();
+  EXPECT_FALSE(buffer);
+  stream.destroy();
+  EXPECT_FALSE(stream);
+}
+
+TEST(CppApiTest, TheBuilderFindsOperandsByNameAndRefusesMistakes) {
+  rrt::CallableBuilder b;
+  const rrt::Operand x = b.param("x", RRT_DTYPE_F32, {4, 8}, RRT_DIR_IN);
+  EXPECT_EQ(b["x"].raw().kind, x.raw().kind);
+  EXPECT_EQ(b["x"].raw().index, x.raw().index);
+  const rrt::Operand row = b.view("row", x, {8}, 8);
+  EXPECT_EQ(b["row"].raw().kind, RRT_OPERAND_VIEW);
+  EXPECT_THROW((void)b["missing"], std::out_of_range);
+  EXPECT_THROW(b.param("x", RRT_DTYPE_F32, {4}, RRT_DIR_IN), std::invalid_argument);
+  EXPECT_THROW(b.intermediate("empty", RRT_DTYPE_F32, {}), std::invalid_argument);
+  EXPECT_THROW(b.view("bad", row, {2}, 0), std::invalid_argument);
+  EXPECT_THROW(b.view("bad", x, {2}, 0, x, 1, 1), std::invalid_argument);
+}
+
+TEST(CppApiTest, AViewWithADeviceValueOffsetReadsTheRowTheValueNames) {
+  constexpr std::uint64_t kRows = 4;
+  constexpr std::uint64_t kCols = 16;
+  rrt::Context ctx;
+  ctx.program_init();
+  rrt::CallableBuilder b;
+  const rrt::Operand table = b.param("table", RRT_DTYPE_F32, {kRows, kCols}, RRT_DIR_IN);
+  const rrt::Operand which = b.param("which", RRT_DTYPE_I32, {1}, RRT_DIR_IN);
+  const rrt::Operand out = b.param("out", RRT_DTYPE_F32, {kCols}, RRT_DIR_OUT);
+  const rrt::Operand row_index = b.device_value("row_index", which, 0);
+  const rrt::Operand row = b.view("row", table, {kCols}, 0, row_index, kCols, kRows - 1);
+  b.task("copy", {row, out});
+  const rrt::CallableId id = ctx.prepare(b);
+  std::vector<float> values = ramp(kRows * kCols, 0.0F);
+  for (std::int32_t r = 0; r < static_cast<std::int32_t>(kRows); ++r) {
+    std::vector<std::int32_t> index{r};
+    std::vector<float> result(kCols, -1.0F);
+    rrt::Args args;
+    args.host(values).host(index).host(result);
+    ctx.run(id, args);
+    for (std::uint64_t c = 0; c < kCols; ++c) {
+      ASSERT_EQ(result[c], values[static_cast<std::size_t>(r) * kCols + c]) << "row " << r;
+    }
+  }
+}
+
+}  // namespace
