@@ -351,10 +351,12 @@ class Stream {
     return done != 0;
   }
   void record(const Event &event) {
+    make_room_for_a_note();
     detail::check(rrt_event_record(event.handle(), handle_));
     note_captured(event);
   }
   void wait(const Event &event) {
+    make_room_for_a_note();
     detail::check(rrt_stream_wait_event(handle_, event.handle()));
     note_captured(event);
   }
@@ -408,7 +410,14 @@ class Stream {
   Stream(std::shared_ptr<detail::ContextState> context, rrt_stream_t handle)
       : context_(std::move(context)), handle_(handle) {}
 
-  void note_captured(const Event &event) {
+  /* Reserved before the C call, so that noting an event it recorded or waited on inside a
+     capture cannot fail once the capture holds the call. */
+  void make_room_for_a_note() {
+    if (capturing_ && captured_events_.size() == captured_events_.capacity()) {
+      captured_events_.reserve(captured_events_.empty() ? 4 : 2 * captured_events_.size());
+    }
+  }
+  void note_captured(const Event &event) noexcept {
     if (capturing_) {
       captured_events_.push_back(event.state_);
     }
