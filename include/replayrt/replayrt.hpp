@@ -8,7 +8,7 @@
      destroyed only after its last stream, event, graph, run and buffer: no handle can outlive
      its context. A graph also holds every event its capture recorded or waited on (the C ABI
      refuses to destroy those while the graph lives), so owners may go in any order.
-   - Errors. A failing call throws rrt::Error, which carries the code, the growth point, the
+   - Errors. A failing C call throws rrt::Error, which carries the code, the growth point, the
      requested and frozen bytes of rrt_last_error and the whole message (rrt_last_error_message,
      which needs a library of ABI 1.4 or later). Only constructors and member functions throw;
      destructors never do:
@@ -533,7 +533,10 @@ class Operand {
 
 /* Builds an rrt_callable_desc_t (ABI 1.2: views and device values included). Names are for
    lookup (operator[]) and errors; kernels are named and resolved against the context the
-   descriptor is made for. Shapes have 1..RRT_MAX_DIMS dimensions. */
+   descriptor is made for. Shapes have 1..RRT_MAX_DIMS dimensions. A mistake the builder sees
+   itself (a shape out of range, a duplicate name, a view or device value over the wrong kind
+   of operand) throws std::invalid_argument before any C call; everything else is the C ABI's
+   to refuse, as rrt::Error. */
 class CallableBuilder {
  public:
   explicit CallableBuilder(rrt_bind_strategy_t bind = RRT_BIND_DEVICE_BUILD) : bind_(bind) {}
