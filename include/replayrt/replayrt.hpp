@@ -380,15 +380,29 @@ class Stream {
      exception propagates; when the capture ends without a graph, rrt::Error. */
   template <typename Body>
   Graph capture(Body &&body) {
-    detail::check(rrt_stream_begin_capture(handle_));
-    capturing_ = true;
-    captured_events_.clear();
+    begin_capture();
     try {
       std::forward<Body>(body)();
     } catch (...) {
       discard_capture();
       throw;
     }
+    return end_capture();
+  }
+
+  /* The two halves of capture(body), for a caller whose capture does not fit one scope (a
+     binding's context manager). Begin and end must pair on this owner: record() and wait()
+     note their events for the graph only between them, and a capture begun on the handle
+     through the C ABI is not this owner's to end. end_capture() ends the capture whether or not
+     it makes a graph and throws rrt::Error when it does not. discard_capture() ends a capture
+     and destroys its graph, and does nothing when no capture of this owner is in progress; the
+     destructor and destroy() call it. */
+  void begin_capture() {
+    detail::check(rrt_stream_begin_capture(handle_));
+    capturing_ = true;
+    captured_events_.clear();
+  }
+  Graph end_capture() {
     capturing_ = false;
     rrt_graph_t graph = nullptr;
     const rrt_status_t ended = rrt_stream_end_capture(handle_, &graph);
@@ -396,6 +410,17 @@ class Stream {
     captured_events_.clear();
     detail::check(ended);
     return {context_, std::move(events), graph};
+  }
+  void discard_capture() noexcept {
+    if (!capturing_) {
+      return;
+    }
+    capturing_ = false;
+    rrt_graph_t graph = nullptr;
+    if (rrt_stream_end_capture(handle_, &graph) == RRT_OK) {
+      (void)rrt_graph_destroy(graph);
+    }
+    captured_events_.clear();
   }
 
   /* Destroys the stream now and throws a failure that was pending on it (rrt_stream_destroy);
@@ -422,21 +447,11 @@ class Stream {
       captured_events_.push_back(event.state_);
     }
   }
-  void discard_capture() noexcept {
-    capturing_ = false;
-    rrt_graph_t graph = nullptr;
-    if (rrt_stream_end_capture(handle_, &graph) == RRT_OK) {
-      (void)rrt_graph_destroy(graph);
-    }
-    captured_events_.clear();
-  }
   rrt_status_t destroy_noexcept() noexcept {
     if (handle_ == nullptr) {
       return RRT_OK;
     }
-    if (capturing_) {
-      discard_capture();
-    }
+    discard_capture();
     const rrt_status_t status = rrt_stream_destroy(handle_);
     handle_ = nullptr;
     context_.reset();
@@ -539,39 +554,57 @@ class Operand {
    to refuse, as rrt::Error. */
 class CallableBuilder {
  public:
+  /* A shape: its extents, outermost first. Every call that takes one takes a braced list or a
+     std::vector (a shape built at run time). */
+  using Shape = std::vector<std::uint64_t>;
+
   explicit CallableBuilder(rrt_bind_strategy_t bind = RRT_BIND_DEVICE_BUILD) : bind_(bind) {}
 
-  Operand param(std::string name, rrt_dtype_t dtype, std::initializer_list<std::uint64_t> shape,
-                rrt_direction_t direction, rrt_param_space_t space = RRT_PARAM_SPACE_ANY) {
+  Operand param(std::string name, rrt_dtype_t dtype, const Shape &shape, rrt_direction_t direction,
+                rrt_param_space_t space = RRT_PARAM_SPACE_ANY) {
     rrt_tensor_desc_t tensor = make_tensor(dtype, shape);
     tensor.direction = direction;
     tensor.space = space;
     params_.push_back(tensor);
     return add_name(std::move(name), RRT_OPERAND_PARAM, params_.size() - 1);
   }
-  Operand intermediate(std::string name, rrt_dtype_t dtype,
-                       std::initializer_list<std::uint64_t> shape) {
+  Operand param(std::string name, rrt_dtype_t dtype, std::initializer_list<std::uint64_t> shape,
+                rrt_direction_t direction, rrt_param_space_t space = RRT_PARAM_SPACE_ANY) {
+    return param(std::move(name), dtype, Shape(shape), direction, space);
+  }
+  Operand intermediate(std::string name, rrt_dtype_t dtype, const Shape &shape) {
     intermediates_.push_back(make_tensor(dtype, shape));
     return add_name(std::move(name), RRT_OPERAND_INTERMEDIATE, intermediates_.size() - 1);
+  }
+  Operand intermediate(std::string name, rrt_dtype_t dtype,
+                       std::initializer_list<std::uint64_t> shape) {
+    return intermediate(std::move(name), dtype, Shape(shape));
   }
   /* A scalar whose value each run or launch passes (Args::scalar), in declaration order. */
   Operand scalar(std::string name) {
     return add_name(std::move(name), RRT_OPERAND_SCALAR, num_scalars_++);
   }
   /* `shape` elements of `base` (a parameter or intermediate), `offset` elements in. */
+  Operand view(std::string name, const Operand &base, const Shape &shape, std::uint64_t offset) {
+    return add_view(std::move(name), base, shape, offset, -1, 0, 0);
+  }
   Operand view(std::string name, const Operand &base, std::initializer_list<std::uint64_t> shape,
                std::uint64_t offset) {
-    return add_view(std::move(name), base, shape, offset, -1, 0, 0);
+    return view(std::move(name), base, Shape(shape), offset);
   }
   /* As above, plus `stride` elements per unit of `offset_value` (an I32 or I64 device value)
      read when the task runs, which must lie in [0, max]. */
-  Operand view(std::string name, const Operand &base, std::initializer_list<std::uint64_t> shape,
-               std::uint64_t offset, const Operand &offset_value, std::uint64_t stride,
-               std::uint64_t max) {
+  Operand view(std::string name, const Operand &base, const Shape &shape, std::uint64_t offset,
+               const Operand &offset_value, std::uint64_t stride, std::uint64_t max) {
     require(offset_value.raw().kind == RRT_OPERAND_DEVICE_VALUE,
             "a view's offset value must be a device value");
     return add_view(std::move(name), base, shape, offset,
                     static_cast<std::int32_t>(offset_value.raw().index), stride, max);
+  }
+  Operand view(std::string name, const Operand &base, std::initializer_list<std::uint64_t> shape,
+               std::uint64_t offset, const Operand &offset_value, std::uint64_t stride,
+               std::uint64_t max) {
+    return view(std::move(name), base, Shape(shape), offset, offset_value, stride, max);
   }
   /* Element `element` of `source` (a parameter or intermediate), read when the task runs. */
   Operand device_value(std::string name, const Operand &source, std::uint64_t element) {
@@ -582,7 +615,7 @@ class CallableBuilder {
 
   /* A task of the kernel registered (or built in) under `kernel`, in program order: tensors
      first in the kernel's order, then scalars. */
-  CallableBuilder &task(std::string kernel, std::initializer_list<Operand> operands) {
+  CallableBuilder &task(std::string kernel, const std::vector<Operand> &operands) {
     Task task;
     task.kernel = std::move(kernel);
     for (const Operand &operand : operands) {
@@ -590,6 +623,9 @@ class CallableBuilder {
     }
     tasks_.push_back(std::move(task));
     return *this;
+  }
+  CallableBuilder &task(std::string kernel, std::initializer_list<Operand> operands) {
+    return task(std::move(kernel), std::vector<Operand>(operands));
   }
 
   /* The operand declared under `name`; std::out_of_range when there is none. */
@@ -626,8 +662,7 @@ class CallableBuilder {
     return operand.raw().kind == RRT_OPERAND_PARAM ||
            operand.raw().kind == RRT_OPERAND_INTERMEDIATE;
   }
-  static void copy_shape(std::initializer_list<std::uint64_t> shape, std::uint32_t *ndim,
-                         std::uint64_t *out) {
+  static void copy_shape(const Shape &shape, std::uint32_t *ndim, std::uint64_t *out) {
     require(shape.size() >= 1 && shape.size() <= RRT_MAX_DIMS,
             "a shape needs 1 to RRT_MAX_DIMS dimensions");
     *ndim = static_cast<std::uint32_t>(shape.size());
@@ -636,8 +671,7 @@ class CallableBuilder {
       out[i++] = extent;
     }
   }
-  static rrt_tensor_desc_t make_tensor(rrt_dtype_t dtype,
-                                       std::initializer_list<std::uint64_t> shape) {
+  static rrt_tensor_desc_t make_tensor(rrt_dtype_t dtype, const Shape &shape) {
     rrt_tensor_desc_t tensor{};
     tensor.dtype = dtype;
     copy_shape(shape, &tensor.ndim, tensor.shape);
@@ -653,8 +687,7 @@ class CallableBuilder {
     names_.push_back({std::move(name), operand});
     return operand;
   }
-  Operand add_view(std::string name, const Operand &base,
-                   std::initializer_list<std::uint64_t> shape, std::uint64_t offset,
+  Operand add_view(std::string name, const Operand &base, const Shape &shape, std::uint64_t offset,
                    std::int32_t offset_value, std::uint64_t stride, std::uint64_t max) {
     require(is_tensor_base(base), "a view's base must be a parameter or intermediate");
     rrt_view_desc_t view{};
@@ -718,7 +751,7 @@ class Context {
   /* Fits a kernel config for every callable the context will prepare (rrt_context_kernel_
      config_fit: with this context's kernel table), raising the profiling shape to at least
      `profiling_tasks` (a graph that captures several launches needs the sum of their tasks). */
-  rrt_kernel_config_t fit_kernel_config(std::initializer_list<CallableBuilder *> callables,
+  rrt_kernel_config_t fit_kernel_config(const std::vector<CallableBuilder *> &callables,
                                         std::uint32_t profiling_tasks = 0) const {
     std::vector<const rrt_callable_desc_t *> descs;
     for (CallableBuilder *callable : callables) {

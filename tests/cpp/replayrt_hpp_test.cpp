@@ -177,6 +177,39 @@ TEST(CppApiTest, ACaptureWhoseBodyThrowsIsEndedAndTheStreamCapturesAgain) {
   k.expect_replay_computes(graph, 5.0F);
 }
 
+TEST(CppApiTest, BeginAndEndCaptureMakeAGraphOfWhatWasEnqueuedBetweenThem) {
+  KernelModeAxpy k(3.0F);
+  rrt::Event done = k.ctx.event();
+  k.stream.begin_capture();
+  k.launch();
+  k.stream.record(done);
+  rrt::Graph graph = k.stream.end_capture();
+  ASSERT_TRUE(graph);
+  done = rrt::Event();  // the graph holds the event its capture recorded
+  ASSERT_NO_FATAL_FAILURE(k.expect_replay_computes(graph, 2.0F));
+  ASSERT_NO_FATAL_FAILURE(k.expect_replay_computes(graph, -6.0F));
+  EXPECT_EQ(k.ctx.stats().replays, 2U);
+}
+
+TEST(CppApiTest, DiscardCaptureEndsTheOwnersCaptureAndOtherwiseDoesNothing) {
+  KernelModeAxpy k(2.0F);
+  k.stream.discard_capture();
+  k.stream.synchronize();
+  k.stream.begin_capture();
+  k.launch();
+  k.stream.discard_capture();
+  // The capture is over (synchronize is refused while capturing), and nothing is left to end.
+  k.stream.synchronize();
+  try {
+    (void)k.stream.end_capture();
+    FAIL() << "a capture that was discarded ended with a graph";
+  } catch (const rrt::Error &error) {
+    EXPECT_EQ(error.code(), RRT_ERR_INVALID_STATE) << error.what();
+  }
+  rrt::Graph graph = k.stream.capture([&] { k.launch(); });
+  ASSERT_NO_FATAL_FAILURE(k.expect_replay_computes(graph, 1.0F));
+}
+
 TEST(CppApiTest, AnErrorInsideTheBodyPropagatesWithItsCodeAndEndsTheCapture) {
   rrt::Context ctx;
   rrt::Stream stream = ctx.stream();
@@ -214,6 +247,47 @@ TEST(CppApiTest, OwnersMayBeDestroyedInAnyOrder) {
   EXPECT_FALSE(buffer);
   stream.destroy();
   EXPECT_FALSE(stream);
+}
+
+TEST(CppApiTest, ShapesAndOperandsHeldInVectorsBuildTheSameCallableAsBracedLists) {
+  rrt::CallableBuilder b;
+  const rrt::CallableBuilder::Shape shape{kN};
+  const rrt::Operand x = b.param("x", RRT_DTYPE_F32, shape, RRT_DIR_IN);
+  const rrt::Operand y = b.param("y", RRT_DTYPE_F32, shape, RRT_DIR_OUT);
+  const rrt::Operand scaled = b.intermediate("scaled", RRT_DTYPE_F32, shape);
+  std::vector<rrt::Operand> operands{x, scaled};
+  operands.push_back(rrt::Operand::immediate_f32(5.0F));
+  b.task("scale", operands);
+  b.task("add", std::vector<rrt::Operand>{scaled, x, y});
+  rrt::Context ctx;
+  ctx.program_init();
+  rrt::CallableBuilder braced = axpy(5.0F);
+  const rrt_callable_desc_t &from_vectors = b.desc(ctx);
+  const rrt_callable_desc_t &from_lists = braced.desc(ctx);
+  ASSERT_EQ(from_vectors.num_params, from_lists.num_params);
+  ASSERT_EQ(from_vectors.num_tasks, from_lists.num_tasks);
+  for (std::uint32_t p = 0; p < from_lists.num_params; ++p) {
+    EXPECT_EQ(from_vectors.params[p].ndim, from_lists.params[p].ndim);
+    EXPECT_EQ(from_vectors.params[p].shape[0], from_lists.params[p].shape[0]);
+    EXPECT_EQ(from_vectors.params[p].direction, from_lists.params[p].direction);
+  }
+  for (std::uint32_t t = 0; t < from_lists.num_tasks; ++t) {
+    const rrt_task_desc_t &got = from_vectors.tasks[t];
+    const rrt_task_desc_t &want = from_lists.tasks[t];
+    EXPECT_EQ(got.kernel_id, want.kernel_id);
+    ASSERT_EQ(got.num_operands, want.num_operands);
+    for (std::uint32_t o = 0; o < want.num_operands; ++o) {
+      EXPECT_EQ(got.operands[o].kind, want.operands[o].kind) << "task " << t << " operand " << o;
+      EXPECT_EQ(got.operands[o].index, want.operands[o].index) << "task " << t << " operand " << o;
+    }
+  }
+  const rrt::CallableId id = ctx.prepare(b);
+  std::vector<float> in = ramp(kN, 3.0F);
+  std::vector<float> out(kN, 0.0F);
+  rrt::Args args;
+  args.host(in).host(out);
+  ctx.run(id, args);
+  expect_axpy(in, out, 5.0F);
 }
 
 TEST(CppApiTest, TheBuilderFindsOperandsByNameAndRefusesMistakes) {
