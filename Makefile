@@ -1,7 +1,9 @@
 # Entry points. Each target configures and builds what it needs through CMakePresets.json.
 #   make demo       build and run the decode-step demo on the simulator
 #   make llama      build and run the llama-style decoder example (LLAMA_ARGS: its options)
-#   make test       build everything and run the whole test suite (gcc, release)
+#   make test       build everything and run the whole test suite (gcc, release), the Python
+#                   package's pytest suite included
+#   make python     build the Python package into build/default/python (PYTHONPATH=that)
 #   make asan       the test suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang)
 #   make tsan       the test suite under ThreadSanitizer (clang)
 #   make controls   the negative controls (re-introduced defects must fail named tests)
@@ -14,7 +16,7 @@
 #   make lint       clang-format and clang-tidy over the sources
 #   make gpu-bundle build the GPU binaries here (no GPU needed) into .gpu-bundle/, which
 #                   scripts/gpu-check.sh runs on a GPU machine instead of building there
-.PHONY: demo llama test asan tsan controls bench fuzz stress soak lint format deps gpu-bundle
+.PHONY: demo llama test python asan tsan controls bench fuzz stress soak lint format deps gpu-bundle
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := callable_desc_fuzzer invocation_fuzzer lifecycle_fuzzer
@@ -38,6 +40,10 @@ test: deps
 	@cmake --preset default >/dev/null
 	@cmake --build --preset default
 	@ctest --preset default
+
+python: deps
+	@cmake --preset default >/dev/null
+	@cmake --build --preset default --target replayrt_python
 
 asan: deps
 	@cmake --preset asan >/dev/null

@@ -25,6 +25,14 @@ need_cmd clang-tidy
 need_cmd run-clang-tidy
 need_cmake_package GTest GTestConfig.cmake libgtest-dev
 need_cmake_package benchmark benchmarkConfig.cmake libbenchmark-dev
+# The Python package and its tests: Debian's interpreter with its python3-* packages.
+need_cmake_package pybind11 pybind11Config.cmake pybind11-dev
+[ -e "$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)/Python.h" ] ||
+  missing+=("Python headers for /usr/bin/python3 (python3-dev)")
+for module in numpy:python3-numpy pytest:python3-pytest torch:python3-torch; do
+  /usr/bin/python3 -c "import ${module%%:*}" >/dev/null 2>&1 ||
+    missing+=("Python module ${module%%:*} for /usr/bin/python3 (${module#*:})")
+done
 # The sanitizer presets link clang's runtimes.
 if command -v clang++ >/dev/null 2>&1; then
   runtime=$(clang++ -print-file-name="libclang_rt.asan-$(uname -m).a" 2>/dev/null)

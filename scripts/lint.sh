@@ -7,7 +7,7 @@ echo "clang-format: ${#sources[@]} files"
 clang-format --dry-run --Werror "${sources[@]}"
 
 cmake --preset default >/dev/null
-mapfile -t units < <(git ls-files 'src/*.cpp' 'tests/*.cpp' 'bench/*.cpp' 'examples/*.cpp')
+mapfile -t units < <(git ls-files 'src/*.cpp' 'tests/*.cpp' 'bench/*.cpp' 'examples/*.cpp' 'python/*.cpp')
 echo "clang-tidy: ${#units[@]} translation units"
 run-clang-tidy -quiet -p build/default -j 2 "${units[@]/#/$PWD/}" >build/clang-tidy.log 2>&1 || {
   grep -E 'warning:|error:' build/clang-tidy.log | sort -u | head -50

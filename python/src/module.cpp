@@ -1,0 +1,464 @@
+// The replayrt Python extension (_replayrt) over replayrt.hpp. Lifetimes: every Python object
+// that wraps an owner keeps what the C ABI needs alive for as long as it needs it. A stream
+// holds the host arrays of the work it has queued until synchronize(); a capture hands the
+// arrays of its work to its graph, which holds them for every replay.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <replayrt/replayrt.hpp>
+
+#include "dlpack.h"
+
+namespace py = pybind11;
+
+namespace {
+
+py::object &error_factory() {
+  static py::object factory;
+  return factory;
+}
+
+void raise_error(const rrt::Error &error) {
+  const py::object &factory = error_factory();
+  if (!factory) {
+    PyErr_SetString(PyExc_RuntimeError, error.what());
+    return;
+  }
+  const py::object exception = factory(
+      error.status_name(), error.what(), static_cast<int>(error.code()),
+      static_cast<int>(error.growth_point()), error.requested_bytes(), error.frozen_bytes());
+  PyErr_SetObject(reinterpret_cast<PyObject *>(Py_TYPE(exception.ptr())), exception.ptr());
+}
+
+rrt_dtype_t dtype_from_name(const std::string &name) {
+  if (name == "float32") {
+    return RRT_DTYPE_F32;
+  }
+  if (name == "float16") {
+    return RRT_DTYPE_F16;
+  }
+  if (name == "bfloat16") {
+    return RRT_DTYPE_BF16;
+  }
+  if (name == "int32") {
+    return RRT_DTYPE_I32;
+  }
+  if (name == "int64") {
+    return RRT_DTYPE_I64;
+  }
+  if (name == "uint8") {
+    return RRT_DTYPE_U8;
+  }
+  throw py::value_error("replayrt: unknown dtype '" + name + "'");
+}
+
+rrt_direction_t direction_from_name(const std::string &name) {
+  if (name == "in") {
+    return RRT_DIR_IN;
+  }
+  if (name == "out") {
+    return RRT_DIR_OUT;
+  }
+  if (name == "inout") {
+    return RRT_DIR_INOUT;
+  }
+  throw py::value_error("replayrt: direction must be 'in', 'out' or 'inout', not '" + name + "'");
+}
+
+rrt_param_space_t space_from_name(const std::string &name) {
+  if (name == "any") {
+    return RRT_PARAM_SPACE_ANY;
+  }
+  if (name == "host") {
+    return RRT_PARAM_SPACE_HOST;
+  }
+  if (name == "device") {
+    return RRT_PARAM_SPACE_DEVICE;
+  }
+  throw py::value_error("replayrt: space must be 'any', 'host' or 'device', not '" + name + "'");
+}
+
+// A context and the platform it was made on (DLPack names the device).
+struct PythonContext : rrt::Context {
+  explicit PythonContext(const rrt::ContextOptions &options)
+      : rrt::Context(options), platform(options.platform), device_id(options.device_id) {}
+  rrt_platform_t platform;
+  std::int32_t device_id;
+};
+
+// A device buffer with the shape and dtype numpy and DLPack need.
+struct DeviceArray {
+  std::shared_ptr<rrt::DeviceBuffer> buffer;
+  std::vector<std::int64_t> shape;
+  py::dtype dtype;
+  rrt_platform_t platform = RRT_PLATFORM_SIM;
+  std::int32_t device_id = 0;
+};
+
+// The arguments of one run or launch, and the Python objects whose memory they name.
+struct PythonArgs {
+  rrt::Args args;
+  py::list keep_alive;
+};
+
+PythonArgs convert_args(const py::sequence &values) {
+  PythonArgs out;
+  for (const py::handle value : values) {
+    if (py::isinstance<DeviceArray>(value)) {
+      const auto &array = value.cast<const DeviceArray &>();
+      out.args.device(*array.buffer);
+      out.keep_alive.append(value);
+    } else if (py::isinstance<py::int_>(value)) {
+      out.args.scalar(value.cast<std::uint64_t>());
+    } else if (py::isinstance<py::float_>(value)) {
+      out.args.scalar_f32(value.cast<float>());
+    } else {
+      // Any buffer-protocol object (numpy arrays, CPU torch tensors through numpy) is a HOST
+      // tensor, read and written in place: it must be C-contiguous, and writable because the
+      // C ABI may write any non-IN parameter.
+      py::array array = py::array::ensure(value);
+      if (!array || !(array.flags() & py::array::c_style)) {
+        throw py::type_error(
+            "replayrt: a tensor argument must be a DeviceArray or a C-contiguous array");
+      }
+      out.args.host(array.mutable_data(), static_cast<std::size_t>(array.nbytes()));
+      out.keep_alive.append(array);
+    }
+  }
+  return out;
+}
+
+// A stream and the Python objects its queued work reads or writes.
+struct PythonStream {
+  rrt::Stream stream;
+  py::list pending;   // until synchronize()
+  py::list captured;  // since begin_capture()
+  bool capturing = false;
+
+  void hold(const py::list &objects) {
+    py::list &into = capturing ? captured : pending;
+    for (const py::handle object : objects) {
+      into.append(object);
+    }
+  }
+  void synchronize() {
+    {
+      py::gil_scoped_release release;
+      stream.synchronize();
+    }
+    pending = py::list();
+  }
+};
+
+struct PythonGraph {
+  rrt::Graph graph;
+  py::list keep_alive;
+};
+
+// `with stream.capture() as graph:` ends the capture on every path.
+struct CaptureScope {
+  std::shared_ptr<PythonStream> stream;
+  std::shared_ptr<PythonGraph> graph = std::make_shared<PythonGraph>();
+
+  std::shared_ptr<PythonGraph> enter() {
+    stream->stream.begin_capture();
+    stream->capturing = true;
+    stream->captured = py::list();
+    return graph;
+  }
+  bool exit(const py::object &exception_type, const py::object &, const py::object &) {
+    stream->capturing = false;
+    py::list captured = std::exchange(stream->captured, py::list());
+    if (!exception_type.is_none()) {
+      stream->stream.discard_capture();
+      return false;
+    }
+    graph->graph = stream->stream.end_capture();
+    graph->keep_alive = std::move(captured);
+    return false;
+  }
+};
+
+struct PythonCallable {
+  rrt::CallableId id;
+  std::size_t task_count = 0;
+};
+
+// What a DLPack capsule owns: the tensor it hands over, its shape, and the buffer.
+struct DlpackExport {
+  DLManagedTensor managed{};
+  std::vector<std::int64_t> shape;
+  std::shared_ptr<rrt::DeviceBuffer> buffer;
+};
+
+DLDataType dlpack_dtype(const py::dtype &dtype) {
+  DLDataType out{};
+  out.bits = static_cast<std::uint8_t>(dtype.itemsize() * 8);
+  out.lanes = 1;
+  switch (dtype.kind()) {
+    case 'f':
+      out.code = 2;
+      break;
+    case 'i':
+      out.code = 0;
+      break;
+    case 'u':
+      out.code = 1;
+      break;
+    default:
+      throw py::type_error("replayrt: DLPack export needs an integer or floating dtype");
+  }
+  return out;
+}
+
+py::capsule dlpack_capsule(const DeviceArray &array) {
+  auto owned = std::make_unique<DlpackExport>();
+  owned->shape = array.shape;
+  owned->buffer = array.buffer;
+  DLTensor &tensor = owned->managed.dl_tensor;
+  tensor.data = array.buffer->data();
+  tensor.device = {array.platform == RRT_PLATFORM_CUDA ? kDLCUDA : kDLCPU, array.device_id};
+  tensor.ndim = static_cast<std::int32_t>(owned->shape.size());
+  tensor.dtype = dlpack_dtype(array.dtype);
+  tensor.shape = owned->shape.data();
+  tensor.strides = nullptr;
+  tensor.byte_offset = 0;
+  owned->managed.manager_ctx = owned.get();
+  owned->managed.deleter = [](DLManagedTensor *self) {
+    delete static_cast<DlpackExport *>(self->manager_ctx);
+  };
+  PyObject *capsule = PyCapsule_New(&owned->managed, "dltensor", [](PyObject *self) {
+    if (PyCapsule_IsValid(self, "dltensor") != 0) {
+      auto *managed = static_cast<DLManagedTensor *>(PyCapsule_GetPointer(self, "dltensor"));
+      managed->deleter(managed);
+    }
+  });
+  if (capsule == nullptr) {
+    throw py::error_already_set();
+  }
+  (void)owned.release();
+  return py::reinterpret_steal<py::capsule>(capsule);
+}
+
+py::dict stats_dict(const rrt_stats_t &stats) {
+  py::dict out;
+  out["device_alloc_calls"] = stats.device_alloc_calls;
+  out["device_free_calls"] = stats.device_free_calls;
+  out["live_bytes"] = stats.live_bytes;
+  out["peak_bytes"] = stats.peak_bytes;
+  out["launches"] = stats.launches;
+  out["replays"] = stats.replays;
+  out["stale_address_refusals"] = stats.stale_address_refusals;
+  py::list refusals;
+  for (const std::uint64_t count : stats.refusals) {
+    refusals.append(count);
+  }
+  out["refusals"] = refusals;
+  return out;
+}
+
+py::array profile_array(const std::vector<rrt_task_timing_t> &timings) {
+  py::array_t<rrt_task_timing_t> out(static_cast<py::ssize_t>(timings.size()));
+  std::copy(timings.begin(), timings.end(), out.mutable_data());
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_replayrt, m) {
+  m.doc() = "replayrt's extension module; import replayrt, not this";
+  PYBIND11_NUMPY_DTYPE(rrt_task_timing_t, start_ns, end_ns, task, worker);
+  // pybind11's translator type takes the exception_ptr by value.
+  // NOLINTNEXTLINE(performance-unnecessary-value-param)
+  py::register_exception_translator([](std::exception_ptr pending) {
+    try {
+      if (pending) {
+        std::rethrow_exception(pending);
+      }
+    } catch (const rrt::Error &error) {
+      raise_error(error);
+    }
+  });
+  m.def("_set_error_factory", [](py::object factory) { error_factory() = std::move(factory); });
+
+  py::class_<rrt::Operand>(m, "Operand")
+      .def_static("immediate", &rrt::Operand::immediate)
+      .def_static("immediate_f32", &rrt::Operand::immediate_f32);
+
+  py::class_<rrt::CallableBuilder>(m, "CallableBuilder")
+      .def(py::init([](const std::string &bind) {
+             return rrt::CallableBuilder(bind == "host" ? RRT_BIND_HOST_BUILD
+                                                        : RRT_BIND_DEVICE_BUILD);
+           }),
+           py::arg("bind") = "device")
+      .def(
+          "param",
+          [](rrt::CallableBuilder &b, std::string name, const rrt::CallableBuilder::Shape &shape,
+             const std::string &dtype, const std::string &direction, const std::string &space) {
+            return b.param(std::move(name), dtype_from_name(dtype), shape,
+                           direction_from_name(direction), space_from_name(space));
+          },
+          py::arg("name"), py::arg("shape"), py::arg("dtype") = "float32",
+          py::arg("direction") = "in", py::arg("space") = "any")
+      .def(
+          "intermediate",
+          [](rrt::CallableBuilder &b, std::string name, const rrt::CallableBuilder::Shape &shape,
+             const std::string &dtype) {
+            return b.intermediate(std::move(name), dtype_from_name(dtype), shape);
+          },
+          py::arg("name"), py::arg("shape"), py::arg("dtype") = "float32")
+      .def("scalar", &rrt::CallableBuilder::scalar, py::arg("name"))
+      .def(
+          "view",
+          [](rrt::CallableBuilder &b, std::string name, const rrt::Operand &base,
+             const rrt::CallableBuilder::Shape &shape, std::uint64_t offset,
+             std::optional<rrt::Operand> offset_value, std::uint64_t stride, std::uint64_t max) {
+            if (offset_value) {
+              return b.view(std::move(name), base, shape, offset, *offset_value, stride, max);
+            }
+            return b.view(std::move(name), base, shape, offset);
+          },
+          py::arg("name"), py::arg("base"), py::arg("shape"), py::arg("offset") = 0,
+          py::arg("offset_value") = py::none(), py::arg("stride") = 0, py::arg("max") = 0)
+      .def("device_value", &rrt::CallableBuilder::device_value, py::arg("name"), py::arg("source"),
+           py::arg("element"))
+      .def(
+          "task",
+          [](rrt::CallableBuilder &b, std::string kernel, const std::vector<rrt::Operand> &operands)
+              -> rrt::CallableBuilder & { return b.task(std::move(kernel), operands); },
+          py::return_value_policy::reference_internal)
+      .def("__getitem__", &rrt::CallableBuilder::operator[])
+      .def_property_readonly("task_count", &rrt::CallableBuilder::task_count);
+
+  py::class_<PythonCallable>(m, "Callable")
+      .def_property_readonly("id", [](const PythonCallable &c) { return c.id.value; })
+      .def_property_readonly("task_count", [](const PythonCallable &c) { return c.task_count; });
+
+  py::class_<DeviceArray>(m, "DeviceArray")
+      .def_property_readonly("shape",
+                             [](const DeviceArray &a) { return py::tuple(py::cast(a.shape)); })
+      .def_property_readonly("dtype", [](const DeviceArray &a) { return a.dtype; })
+      .def_property_readonly("nbytes", [](const DeviceArray &a) { return a.buffer->size(); })
+      .def("upload",
+           [](const DeviceArray &a, const py::array &source) {
+             const py::array contiguous = py::array::ensure(source, py::array::c_style);
+             if (static_cast<std::size_t>(contiguous.nbytes()) != a.buffer->size()) {
+               throw py::value_error("replayrt: upload needs exactly the array's bytes");
+             }
+             a.buffer->upload(contiguous.data(), a.buffer->size());
+           })
+      .def(
+          "__dlpack__", [](const DeviceArray &a, const py::object &) { return dlpack_capsule(a); },
+          py::arg("stream") = py::none())
+      .def("__dlpack_device__",
+           [](const DeviceArray &a) {
+             return py::make_tuple(a.platform == RRT_PLATFORM_CUDA ? kDLCUDA : kDLCPU, a.device_id);
+           })
+      .def("numpy", [](const DeviceArray &a) {
+        py::array out(a.dtype, a.shape);
+        a.buffer->download(out.mutable_data(), a.buffer->size());
+        return out;
+      });
+
+  py::class_<rrt::Event>(m, "Event")
+      .def("synchronize",
+           [](const rrt::Event &e) {
+             py::gil_scoped_release release;
+             e.synchronize();
+           })
+      .def("query", &rrt::Event::query);
+
+  py::class_<PythonGraph, std::shared_ptr<PythonGraph>>(m, "Graph")
+      .def("replay",
+           [](const std::shared_ptr<PythonGraph> &g, PythonStream &stream) {
+             g->graph.replay(stream.stream);
+             py::list self;
+             self.append(py::cast(g));
+             stream.hold(self);
+           })
+      .def("__bool__", [](const PythonGraph &g) { return static_cast<bool>(g.graph); });
+
+  py::class_<CaptureScope>(m, "_CaptureScope")
+      .def("__enter__", &CaptureScope::enter)
+      .def("__exit__", &CaptureScope::exit);
+
+  py::class_<PythonStream, std::shared_ptr<PythonStream>>(m, "Stream")
+      .def("synchronize", &PythonStream::synchronize)
+      .def("query", [](const PythonStream &s) { return s.stream.query(); })
+      .def("record", [](PythonStream &s, const rrt::Event &e) { s.stream.record(e); })
+      .def("wait", [](PythonStream &s, const rrt::Event &e) { s.stream.wait(e); })
+      .def("capture", [](const std::shared_ptr<PythonStream> &s) { return CaptureScope{s}; });
+
+  py::class_<PythonContext>(m, "Context")
+      .def(py::init([](const std::string &platform, std::uint32_t workers, bool profiling) {
+             rrt::ContextOptions options;
+             options.platform = platform == "cuda" ? RRT_PLATFORM_CUDA : RRT_PLATFORM_SIM;
+             options.device_workers = workers;
+             options.profiling = profiling;
+             return std::make_unique<PythonContext>(options);
+           }),
+           py::arg("platform") = "sim", py::arg("workers") = 0, py::arg("profiling") = false)
+      .def("program_init", &rrt::Context::program_init)
+      .def(
+          "kernel_init",
+          [](PythonContext &ctx, const std::vector<rrt::CallableBuilder *> &callables,
+             std::uint32_t profiling_tasks) {
+            ctx.kernel_init(ctx.fit_kernel_config(callables, profiling_tasks));
+          },
+          py::arg("callables"), py::arg("profiling_tasks") = 0)
+      .def("prepare",
+           [](PythonContext &ctx, rrt::CallableBuilder &callable) {
+             return PythonCallable{ctx.prepare(callable), callable.task_count()};
+           })
+      .def(
+          "empty",
+          [](PythonContext &ctx, const std::vector<std::int64_t> &shape,
+             const py::object &dtype_like) {
+            const py::dtype dtype = py::dtype::from_args(dtype_like);
+            auto bytes = static_cast<std::size_t>(dtype.itemsize());
+            for (const std::int64_t extent : shape) {
+              if (extent < 0) {
+                throw py::value_error("replayrt: a shape's extents are >= 0");
+              }
+              bytes *= static_cast<std::size_t>(extent);
+            }
+            DeviceArray array;
+            array.buffer = std::make_shared<rrt::DeviceBuffer>(ctx.allocate(bytes));
+            array.shape = shape;
+            array.dtype = dtype;
+            array.platform = ctx.platform;
+            array.device_id = ctx.device_id;
+            return array;
+          },
+          py::arg("shape"), py::arg("dtype") = "float32")
+      .def("stream",
+           [](PythonContext &ctx) {
+             auto stream = std::make_shared<PythonStream>();
+             stream->stream = ctx.stream();
+             return stream;
+           })
+      .def("event", &rrt::Context::event)
+      .def("run",
+           [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values) {
+             PythonArgs args = convert_args(values);
+             py::gil_scoped_release release;
+             ctx.run(callable.id, args.args);
+           })
+      .def("launch",
+           [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values,
+              PythonStream &stream) {
+             PythonArgs args = convert_args(values);
+             ctx.launch(callable.id, args.args, stream.stream);
+             stream.hold(args.keep_alive);
+           })
+      .def("stats", [](const PythonContext &ctx) { return stats_dict(ctx.stats()); })
+      .def("profile", [](const PythonContext &ctx) { return profile_array(ctx.profile()); });
+}

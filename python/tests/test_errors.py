@@ -1,0 +1,57 @@
+"""Every error class is raised by a real refusal of the library."""
+
+import numpy as np
+import pytest
+
+import replayrt
+
+
+def axpy(n):
+    b = replayrt.CallableBuilder()
+    x = b.param("x", [n])
+    y = b.param("y", [n], direction="out")
+    scaled = b.intermediate("scaled", [n])
+    b.task("scale", [x, scaled, replayrt.Operand.immediate_f32(2.0)])
+    b.task("add", [scaled, x, y])
+    return b
+
+
+def test_a_capacity_refusal_carries_its_growth_point_and_bytes():
+    ctx = replayrt.Context()
+    ctx.kernel_init([axpy(64)])
+    with pytest.raises(replayrt.CapacityError) as refused:
+        ctx.prepare(axpy(64 * 1024))
+    assert isinstance(refused.value, replayrt.InternalError)
+    assert refused.value.growth_point >= 0
+    assert refused.value.requested_bytes > refused.value.frozen_bytes
+    assert ctx.prepare(axpy(64)).id >= 0  # the refusal changed nothing
+
+
+def test_an_unknown_kernel_is_an_invalid_argument_with_the_whole_message():
+    ctx = replayrt.Context()
+    ctx.program_init()
+    b = replayrt.CallableBuilder()
+    x = b.param("x", [4])
+    b.task("no_such_kernel_" + "x" * 300, [x])
+    with pytest.raises(replayrt.InvalidArgumentError) as refused:
+        ctx.prepare(b)
+    assert "x" * 300 in str(refused.value)
+
+
+def test_synchronizing_a_capturing_stream_is_an_invalid_state():
+    ctx = replayrt.Context()
+    ctx.program_init()
+    stream = ctx.stream()
+    with stream.capture():
+        with pytest.raises(replayrt.InvalidStateError):
+            stream.synchronize()
+
+
+def test_a_program_mode_run_reads_and_writes_numpy_arrays_in_place():
+    ctx = replayrt.Context()
+    ctx.program_init()
+    callable_ = ctx.prepare(axpy(16))
+    x = np.arange(16, dtype=np.float32)
+    y = np.zeros(16, dtype=np.float32)
+    ctx.run(callable_, [x, y])
+    np.testing.assert_array_equal(y, 3 * x)

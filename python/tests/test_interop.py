@@ -1,0 +1,77 @@
+"""numpy and torch see device arrays through DLPack without a copy, and a graph keeps the host
+arrays its capture read alive for every replay."""
+
+import gc
+import weakref
+
+import numpy as np
+import torch
+import torch.utils.dlpack
+
+import replayrt
+
+
+def scale_by_two(n):
+    b = replayrt.CallableBuilder()
+    x = b.param("x", [n])
+    y = b.param("y", [n], direction="out")
+    b.task("scale", [x, y, replayrt.Operand.immediate_f32(2.0)])
+    return b
+
+
+def test_numpy_views_a_device_array_through_dlpack_without_a_copy():
+    ctx = replayrt.Context()
+    ctx.program_init()
+    array = ctx.empty([2, 3], np.float32)
+    assert array.__dlpack_device__() == (1, 0)  # kDLCPU: the simulator's memory is the host's
+    array.upload(np.arange(6, dtype=np.float32).reshape(2, 3))
+    view = np.from_dlpack(array)
+    assert view.shape == (2, 3) and view.dtype == np.float32
+    np.testing.assert_array_equal(view, np.arange(6).reshape(2, 3))
+    array.upload(np.full((2, 3), 7, dtype=np.float32))
+    np.testing.assert_array_equal(view, np.full((2, 3), 7))  # the same memory
+    del array
+    gc.collect()
+    np.testing.assert_array_equal(view, np.full((2, 3), 7))  # the view holds the buffer
+
+
+def test_torch_views_a_device_array_through_dlpack_and_sees_a_replay_write_it():
+    ctx = replayrt.Context()
+    step = scale_by_two(8)
+    ctx.kernel_init([step])
+    callable_ = ctx.prepare(step)
+    x = ctx.empty([8], "float32")
+    y = ctx.empty([8], "float32")
+    y_torch = torch.utils.dlpack.from_dlpack(y)
+    assert y_torch.dtype == torch.float32 and tuple(y_torch.shape) == (8,)
+    stream = ctx.stream()
+    with stream.capture() as graph:
+        ctx.launch(callable_, [x, y], stream)
+    for start in (0.0, 10.0):
+        x.upload(np.arange(start, start + 8, dtype=np.float32))
+        graph.replay(stream)
+        stream.synchronize()
+        assert torch.equal(y_torch, 2 * torch.arange(start, start + 8, dtype=torch.float32))
+
+
+def test_a_graph_keeps_the_host_arrays_its_capture_read_alive():
+    ctx = replayrt.Context()
+    step = scale_by_two(8)
+    ctx.kernel_init([step])
+    callable_ = ctx.prepare(step)
+    host_in = np.arange(8, dtype=np.float32)
+    held = weakref.ref(host_in)
+    y = ctx.empty([8], "float32")
+    stream = ctx.stream()
+    with stream.capture() as graph:
+        ctx.launch(callable_, [host_in, y], stream)
+    del host_in
+    gc.collect()
+    assert held() is not None, "the graph let go of a host array its replays read"
+    held()[:] = 5.0
+    graph.replay(stream)
+    stream.synchronize()
+    np.testing.assert_array_equal(y.numpy(), np.full(8, 10.0))
+    del graph
+    gc.collect()
+    assert held() is None, "the host array outlived the graph that read it"
