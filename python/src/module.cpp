@@ -121,13 +121,16 @@ PythonArgs convert_args(const py::sequence &values) {
     } else if (py::isinstance<py::float_>(value)) {
       out.args.scalar_f32(value.cast<float>());
     } else {
-      // Any buffer-protocol object (numpy arrays, CPU torch tensors through numpy) is a HOST
+      // An array, or an object numpy views without a copy (a CPU torch tensor), is a HOST
       // tensor, read and written in place: it must be C-contiguous, and writable because the
-      // C ABI may write any non-IN parameter.
+      // C ABI may write any non-IN parameter. An object numpy could only copy (a list) would
+      // leave the results in the copy, so it is refused.
       py::array array = py::array::ensure(value);
-      if (!array || !(array.flags() & py::array::c_style)) {
+      const bool copied = !py::isinstance<py::array>(value) && array && array.owndata();
+      if (!array || copied || (array.flags() & py::array::c_style) == 0) {
         throw py::type_error(
-            "replayrt: a tensor argument must be a DeviceArray or a C-contiguous array");
+            "replayrt: a tensor argument must be a DeviceArray, or a C-contiguous array or an "
+            "object numpy views without a copy");
       }
       out.args.host(array.mutable_data(), static_cast<std::size_t>(array.nbytes()));
       out.keep_alive.append(array);
@@ -137,11 +140,13 @@ PythonArgs convert_args(const py::sequence &values) {
 }
 
 // A stream and the Python objects its queued work reads or writes.
+// Members are destroyed in reverse order: the stream first, which waits for its queued work,
+// and only then the objects that work reads or writes.
 struct PythonStream {
-  rrt::Stream stream;
   py::list pending;   // until synchronize()
   py::list captured;  // since begin_capture()
   bool capturing = false;
+  rrt::Stream stream;
 
   void hold(const py::list &objects) {
     py::list &into = capturing ? captured : pending;
@@ -158,9 +163,10 @@ struct PythonStream {
   }
 };
 
+// The graph is destroyed before the objects its replays read or write.
 struct PythonGraph {
-  rrt::Graph graph;
   py::list keep_alive;
+  rrt::Graph graph;
 };
 
 // `with stream.capture() as graph:` ends the capture on every path.

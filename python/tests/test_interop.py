@@ -5,6 +5,7 @@ import gc
 import weakref
 
 import numpy as np
+import pytest
 import torch
 import torch.utils.dlpack
 
@@ -75,3 +76,15 @@ def test_a_graph_keeps_the_host_arrays_its_capture_read_alive():
     del graph
     gc.collect()
     assert held() is None, "the host array outlived the graph that read it"
+
+
+def test_a_run_writes_a_cpu_torch_tensor_in_place_and_refuses_a_list():
+    ctx = replayrt.Context()
+    ctx.program_init()
+    callable_ = ctx.prepare(scale_by_two(4))
+    x = torch.arange(4, dtype=torch.float32)
+    y = torch.zeros(4, dtype=torch.float32)
+    ctx.run(callable_, [x, y])
+    assert torch.equal(y, 2 * x)
+    with pytest.raises(TypeError, match="without a copy"):
+        ctx.run(callable_, [x, [0.0, 0.0, 0.0, 0.0]])
