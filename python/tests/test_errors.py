@@ -4,27 +4,18 @@ import numpy as np
 import pytest
 
 import replayrt
-
-
-def axpy(n):
-    b = replayrt.CallableBuilder()
-    x = b.param("x", [n])
-    y = b.param("y", [n], direction="out")
-    scaled = b.intermediate("scaled", [n])
-    b.task("scale", [x, scaled, replayrt.Operand.immediate_f32(2.0)])
-    b.task("add", [scaled, x, y])
-    return b
+from callables import axpy
 
 
 def test_a_capacity_refusal_carries_its_growth_point_and_bytes():
     ctx = replayrt.Context()
-    ctx.kernel_init([axpy(64)])
+    ctx.kernel_init([axpy(64, 2.0)])
     with pytest.raises(replayrt.CapacityError) as refused:
-        ctx.prepare(axpy(64 * 1024))
+        ctx.prepare(axpy(64 * 1024, 2.0))
     assert isinstance(refused.value, replayrt.InternalError)
     assert refused.value.growth_point >= 0
     assert refused.value.requested_bytes > refused.value.frozen_bytes
-    assert ctx.prepare(axpy(64)).id >= 0  # the refusal changed nothing
+    assert ctx.prepare(axpy(64, 2.0)).id >= 0  # the refusal changed nothing
 
 
 def test_an_unknown_kernel_is_an_invalid_argument_with_the_whole_message():
@@ -50,7 +41,7 @@ def test_synchronizing_a_capturing_stream_is_an_invalid_state():
 def test_a_program_mode_run_reads_and_writes_numpy_arrays_in_place():
     ctx = replayrt.Context()
     ctx.program_init()
-    callable_ = ctx.prepare(axpy(16))
+    callable_ = ctx.prepare(axpy(16, 2.0))
     x = np.arange(16, dtype=np.float32)
     y = np.zeros(16, dtype=np.float32)
     ctx.run(callable_, [x, y])

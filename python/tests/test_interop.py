@@ -10,14 +10,7 @@ import torch
 import torch.utils.dlpack
 
 import replayrt
-
-
-def scale_by_two(n):
-    b = replayrt.CallableBuilder()
-    x = b.param("x", [n])
-    y = b.param("y", [n], direction="out")
-    b.task("scale", [x, y, replayrt.Operand.immediate_f32(2.0)])
-    return b
+from callables import scale
 
 
 def test_numpy_views_a_device_array_through_dlpack_without_a_copy():
@@ -38,7 +31,7 @@ def test_numpy_views_a_device_array_through_dlpack_without_a_copy():
 
 def test_torch_views_a_device_array_through_dlpack_and_sees_a_replay_write_it():
     ctx = replayrt.Context()
-    step = scale_by_two(8)
+    step = scale(8, 2.0)
     ctx.kernel_init([step])
     callable_ = ctx.prepare(step)
     x = ctx.empty([8], "float32")
@@ -57,7 +50,7 @@ def test_torch_views_a_device_array_through_dlpack_and_sees_a_replay_write_it():
 
 def test_a_graph_keeps_the_host_arrays_its_capture_read_alive():
     ctx = replayrt.Context()
-    step = scale_by_two(8)
+    step = scale(8, 2.0)
     ctx.kernel_init([step])
     callable_ = ctx.prepare(step)
     host_in = np.arange(8, dtype=np.float32)
@@ -81,7 +74,7 @@ def test_a_graph_keeps_the_host_arrays_its_capture_read_alive():
 def test_a_run_writes_a_cpu_torch_tensor_in_place_and_refuses_a_list():
     ctx = replayrt.Context()
     ctx.program_init()
-    callable_ = ctx.prepare(scale_by_two(4))
+    callable_ = ctx.prepare(scale(4, 2.0))
     x = torch.arange(4, dtype=torch.float32)
     y = torch.zeros(4, dtype=torch.float32)
     ctx.run(callable_, [x, y])

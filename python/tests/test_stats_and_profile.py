@@ -3,21 +3,12 @@
 import numpy as np
 
 import replayrt
-
-
-def two_tasks(n):
-    b = replayrt.CallableBuilder()
-    x = b.param("x", [n])
-    y = b.param("y", [n], direction="out")
-    scaled = b.intermediate("scaled", [n])
-    b.task("scale", [x, scaled, replayrt.Operand.immediate_f32(3.0)])
-    b.task("add", [scaled, x, y])
-    return b
+from callables import axpy
 
 
 def test_a_replay_reports_its_task_timings_and_counts():
     ctx = replayrt.Context(profiling=True)
-    step = two_tasks(32)
+    step = axpy(32, 3.0)
     ctx.kernel_init([step])
     callable_ = ctx.prepare(step)
     x, y = ctx.empty([32]), ctx.empty([32])
