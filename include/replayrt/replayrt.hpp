@@ -427,6 +427,8 @@ class Stream {
      the owner is empty afterwards either way. */
   void destroy() { detail::check(destroy_noexcept()); }
 
+  /* Whether a capture this owner began (begin_capture or capture) is in progress. */
+  bool capturing() const noexcept { return capturing_; }
   rrt_stream_t handle() const noexcept { return handle_; }
   explicit operator bool() const noexcept { return handle_ != nullptr; }
 

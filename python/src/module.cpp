@@ -2,6 +2,7 @@
 // that wraps an owner keeps what the C ABI needs alive for as long as it needs it. A stream
 // holds the host arrays of the work it has queued until synchronize(); a capture hands the
 // arrays of its work to its graph, which holds them for every replay.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -38,52 +39,51 @@ void raise_error(const rrt::Error &error) {
   PyErr_SetObject(reinterpret_cast<PyObject *>(Py_TYPE(exception.ptr())), exception.ptr());
 }
 
+// The enumerator `table` names `name`; ValueError listing the names otherwise.
+template <typename Enum, std::size_t N>
+Enum enum_from_name(const std::string &name,
+                    const std::array<std::pair<const char *, Enum>, N> &table, const char *what) {
+  std::string known;
+  for (const auto &[candidate, value] : table) {
+    if (name == candidate) {
+      return value;
+    }
+    known += known.empty() ? "'" : ", '";
+    known += candidate;
+    known += "'";
+  }
+  throw py::value_error("replayrt: " + std::string(what) + " must be one of " + known + ", not '" +
+                        name + "'");
+}
+
 rrt_dtype_t dtype_from_name(const std::string &name) {
-  if (name == "float32") {
-    return RRT_DTYPE_F32;
-  }
-  if (name == "float16") {
-    return RRT_DTYPE_F16;
-  }
-  if (name == "bfloat16") {
-    return RRT_DTYPE_BF16;
-  }
-  if (name == "int32") {
-    return RRT_DTYPE_I32;
-  }
-  if (name == "int64") {
-    return RRT_DTYPE_I64;
-  }
-  if (name == "uint8") {
-    return RRT_DTYPE_U8;
-  }
-  throw py::value_error("replayrt: unknown dtype '" + name + "'");
+  static constexpr std::array<std::pair<const char *, rrt_dtype_t>, 6> kNames{{
+      {"float32", RRT_DTYPE_F32},
+      {"float16", RRT_DTYPE_F16},
+      {"bfloat16", RRT_DTYPE_BF16},
+      {"int32", RRT_DTYPE_I32},
+      {"int64", RRT_DTYPE_I64},
+      {"uint8", RRT_DTYPE_U8},
+  }};
+  return enum_from_name(name, kNames, "a dtype");
 }
 
 rrt_direction_t direction_from_name(const std::string &name) {
-  if (name == "in") {
-    return RRT_DIR_IN;
-  }
-  if (name == "out") {
-    return RRT_DIR_OUT;
-  }
-  if (name == "inout") {
-    return RRT_DIR_INOUT;
-  }
-  throw py::value_error("replayrt: direction must be 'in', 'out' or 'inout', not '" + name + "'");
+  static constexpr std::array<std::pair<const char *, rrt_direction_t>, 3> kNames{{
+      {"in", RRT_DIR_IN},
+      {"out", RRT_DIR_OUT},
+      {"inout", RRT_DIR_INOUT},
+  }};
+  return enum_from_name(name, kNames, "a direction");
 }
 
 rrt_param_space_t space_from_name(const std::string &name) {
-  if (name == "any") {
-    return RRT_PARAM_SPACE_ANY;
-  }
-  if (name == "host") {
-    return RRT_PARAM_SPACE_HOST;
-  }
-  if (name == "device") {
-    return RRT_PARAM_SPACE_DEVICE;
-  }
-  throw py::value_error("replayrt: space must be 'any', 'host' or 'device', not '" + name + "'");
+  static constexpr std::array<std::pair<const char *, rrt_param_space_t>, 3> kNames{{
+      {"any", RRT_PARAM_SPACE_ANY},
+      {"host", RRT_PARAM_SPACE_HOST},
+      {"device", RRT_PARAM_SPACE_DEVICE},
+  }};
+  return enum_from_name(name, kNames, "a space");
 }
 
 // A context and the platform it was made on (DLPack names the device).
@@ -145,11 +145,10 @@ PythonArgs convert_args(const py::sequence &values) {
 struct PythonStream {
   py::list pending;   // until synchronize()
   py::list captured;  // since begin_capture()
-  bool capturing = false;
   rrt::Stream stream;
 
   void hold(const py::list &objects) {
-    py::list &into = capturing ? captured : pending;
+    py::list &into = stream.capturing() ? captured : pending;
     for (const py::handle object : objects) {
       into.append(object);
     }
@@ -176,12 +175,10 @@ struct CaptureScope {
 
   std::shared_ptr<PythonGraph> enter() {
     stream->stream.begin_capture();
-    stream->capturing = true;
     stream->captured = py::list();
     return graph;
   }
   bool exit(const py::object &exception_type, const py::object &, const py::object &) {
-    stream->capturing = false;
     py::list captured = std::exchange(stream->captured, py::list());
     if (!exception_type.is_none()) {
       stream->stream.discard_capture();

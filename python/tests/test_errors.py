@@ -46,3 +46,11 @@ def test_a_program_mode_run_reads_and_writes_numpy_arrays_in_place():
     y = np.zeros(16, dtype=np.float32)
     ctx.run(callable_, [x, y])
     np.testing.assert_array_equal(y, 3 * x)
+
+
+def test_the_builder_names_the_choices_of_a_misspelled_option():
+    b = replayrt.CallableBuilder()
+    with pytest.raises(ValueError, match="one of 'in', 'out', 'inout', not 'sideways'"):
+        b.param("x", [4], direction="sideways")
+    with pytest.raises(ValueError, match="'float32'.*not 'float33'"):
+        b.param("x", [4], dtype="float33")

@@ -180,10 +180,13 @@ TEST(CppApiTest, ACaptureWhoseBodyThrowsIsEndedAndTheStreamCapturesAgain) {
 TEST(CppApiTest, BeginAndEndCaptureMakeAGraphOfWhatWasEnqueuedBetweenThem) {
   KernelModeAxpy k(3.0F);
   rrt::Event done = k.ctx.event();
+  EXPECT_FALSE(k.stream.capturing());
   k.stream.begin_capture();
+  EXPECT_TRUE(k.stream.capturing());
   k.launch();
   k.stream.record(done);
   rrt::Graph graph = k.stream.end_capture();
+  EXPECT_FALSE(k.stream.capturing());
   ASSERT_TRUE(graph);
   done = rrt::Event();  // the graph holds the event its capture recorded
   ASSERT_NO_FATAL_FAILURE(k.expect_replay_computes(graph, 2.0F));
