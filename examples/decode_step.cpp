@@ -1,43 +1,10 @@
 #include "decode_step.h"
 
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 
 namespace demo {
 
 namespace {
-
-std::int32_t kernel_id(rrt_context_t ctx, const char *name) {
-  std::int32_t id = -1;
-  if (rrt_kernel_lookup(ctx, name, &id) != RRT_OK) {
-    std::abort();
-  }
-  return id;
-}
-
-rrt_tensor_desc_t f32_2d(std::uint64_t a, std::uint64_t b, rrt_direction_t direction) {
-  rrt_tensor_desc_t desc{};
-  desc.dtype = RRT_DTYPE_F32;
-  desc.ndim = 2;
-  desc.shape[0] = a;
-  desc.shape[1] = b;
-  desc.direction = direction;
-  return desc;
-}
-
-rrt_operand_t param(std::uint32_t index) {
-  return {RRT_OPERAND_PARAM, index};
-}
-rrt_operand_t inter(std::uint32_t index) {
-  return {RRT_OPERAND_INTERMEDIATE, index};
-}
-rrt_operand_t imm(std::uint32_t value) {
-  return {RRT_OPERAND_IMMEDIATE, value};
-}
-rrt_operand_t imm_f32(float value) {
-  return {RRT_OPERAND_IMMEDIATE, static_cast<std::uint32_t>(rrt_scalar_from_f32(value))};
-}
 
 float next_value(std::uint32_t *state) {
   *state = *state * 1664525U + 1013904223U;
@@ -46,39 +13,26 @@ float next_value(std::uint32_t *state) {
 
 }  // namespace
 
-DecodeStepDesc::DecodeStepDesc(rrt_context_t ctx, DecodeShape shape, rrt_bind_strategy_t bind) {
-  enum Intermediate : std::uint32_t { kH = 0, kU, kS, kY };
-  params_ = {f32_2d(shape.rows, shape.dim, RRT_DIR_IN), f32_2d(1, shape.dim, RRT_DIR_IN),
-             f32_2d(shape.dim, shape.hidden, RRT_DIR_IN),
-             f32_2d(shape.hidden, shape.dim, RRT_DIR_IN),
-             f32_2d(shape.rows, shape.dim, RRT_DIR_OUT)};
-  intermediates_ = {f32_2d(shape.rows, shape.dim, RRT_DIR_INOUT),
-                    f32_2d(shape.rows, shape.hidden, RRT_DIR_INOUT),
-                    f32_2d(shape.rows, shape.hidden, RRT_DIR_INOUT),
-                    f32_2d(shape.rows, shape.dim, RRT_DIR_INOUT)};
-  operands_ = {
-      {param(kX), param(kNormWeight), inter(kH), imm(shape.dim), imm_f32(kEpsilon)},
-      {inter(kH), param(kUpWeight), inter(kU), imm(shape.rows), imm(shape.dim), imm(shape.hidden)},
-      {inter(kU), inter(kS)},
-      {inter(kS), param(kDownWeight), inter(kY), imm(shape.rows), imm(shape.hidden),
-       imm(shape.dim)},
-      {param(kX), inter(kY), param(kOut)},
-  };
-  const char *kernels[] = {"rmsnorm", "matmul", "silu", "matmul", "add"};
-  for (std::size_t t = 0; t < operands_.size(); ++t) {
-    tasks_.push_back(rrt_task_desc_t{kernel_id(ctx, kernels[t]),
-                                     static_cast<std::uint32_t>(operands_[t].size()),
-                                     operands_[t].data()});
-  }
-  desc_.struct_size = sizeof(rrt_callable_desc_t);
-  desc_.bind = bind;
-  desc_.num_params = static_cast<std::uint32_t>(params_.size());
-  desc_.params = params_.data();
-  desc_.num_intermediates = static_cast<std::uint32_t>(intermediates_.size());
-  desc_.intermediates = intermediates_.data();
-  desc_.num_scalars = 0;
-  desc_.num_tasks = static_cast<std::uint32_t>(tasks_.size());
-  desc_.tasks = tasks_.data();
+rrt::CallableBuilder decode_step(DecodeShape shape, rrt_bind_strategy_t bind) {
+  using rrt::Operand;
+  rrt::CallableBuilder b(bind);
+  const Operand x = b.param("x", RRT_DTYPE_F32, {shape.rows, shape.dim}, RRT_DIR_IN);
+  const Operand norm = b.param("w_norm", RRT_DTYPE_F32, {1, shape.dim}, RRT_DIR_IN);
+  const Operand up = b.param("w_up", RRT_DTYPE_F32, {shape.dim, shape.hidden}, RRT_DIR_IN);
+  const Operand down = b.param("w_down", RRT_DTYPE_F32, {shape.hidden, shape.dim}, RRT_DIR_IN);
+  const Operand out = b.param("out", RRT_DTYPE_F32, {shape.rows, shape.dim}, RRT_DIR_OUT);
+  const Operand h = b.intermediate("h", RRT_DTYPE_F32, {shape.rows, shape.dim});
+  const Operand u = b.intermediate("u", RRT_DTYPE_F32, {shape.rows, shape.hidden});
+  const Operand s = b.intermediate("s", RRT_DTYPE_F32, {shape.rows, shape.hidden});
+  const Operand y = b.intermediate("y", RRT_DTYPE_F32, {shape.rows, shape.dim});
+  b.task("rmsnorm", {x, norm, h, Operand::immediate(shape.dim), Operand::immediate_f32(kEpsilon)});
+  b.task("matmul", {h, up, u, Operand::immediate(shape.rows), Operand::immediate(shape.dim),
+                    Operand::immediate(shape.hidden)});
+  b.task("silu", {u, s});
+  b.task("matmul", {s, down, y, Operand::immediate(shape.rows), Operand::immediate(shape.hidden),
+                    Operand::immediate(shape.dim)});
+  b.task("add", {x, y, out});
+  return b;
 }
 
 DecodeWeights make_weights(DecodeShape shape) {

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <replayrt/replayrt.h>
+#include <replayrt/replayrt.hpp>
 
 namespace demo {
 
@@ -21,22 +21,8 @@ struct DecodeShape {
   std::uint32_t hidden = 512;
 };
 
-// Parameter order of the callable: x, w_norm, w_up, w_down, out.
-enum DecodeParam : std::uint32_t { kX = 0, kNormWeight, kUpWeight, kDownWeight, kOut, kParamCount };
-
-// Owns the arrays a rrt_callable_desc_t points into.
-class DecodeStepDesc {
- public:
-  DecodeStepDesc(rrt_context_t ctx_for_kernel_ids, DecodeShape shape, rrt_bind_strategy_t bind);
-  const rrt_callable_desc_t &desc() const { return desc_; }
-
- private:
-  std::vector<rrt_tensor_desc_t> params_;
-  std::vector<rrt_tensor_desc_t> intermediates_;
-  std::vector<std::vector<rrt_operand_t>> operands_;
-  std::vector<rrt_task_desc_t> tasks_;
-  rrt_callable_desc_t desc_{};
-};
+// The callable's parameters, in this order: x, w_norm, w_up, w_down, out.
+rrt::CallableBuilder decode_step(DecodeShape shape, rrt_bind_strategy_t bind);
 
 struct DecodeWeights {
   std::vector<float> norm;  // [dim]

@@ -29,6 +29,7 @@ rrt_operand_t immediate_f32(float value) {
 DecoderStep::DecoderStep(rrt_context_t ctx, const Config &config, const WeightLayout &layout) {
   const auto lookup = [&](const char *name, std::int32_t *id) {
     ok_ = ok_ && rrt_kernel_lookup(ctx, name, id) == RRT_OK;
+    kernel_names_.emplace_back(*id, name);
   };
   lookup("embedding", &kernels_.embedding);
   lookup("rmsnorm", &kernels_.rmsnorm);
@@ -155,6 +156,11 @@ rrt_operand_t DecoderStep::view(StepParam base, std::uint64_t offset, std::uint6
 
 void DecoderStep::task(std::int32_t kernel, std::vector<rrt_operand_t> operands) {
   tasks_.push_back(rrt_task_desc_t{kernel, static_cast<std::uint32_t>(operands.size()), nullptr});
+  for (const auto &[id, name] : kernel_names_) {
+    if (id == kernel) {
+      task_kernels_.emplace_back(name);
+    }
+  }
   operands_.push_back(std::move(operands));
 }
 

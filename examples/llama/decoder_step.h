@@ -12,6 +12,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <replayrt/replayrt.h>
@@ -31,6 +33,8 @@ class DecoderStep {
   bool ok() const { return ok_; }
   const rrt_callable_desc_t &desc() const { return desc_; }
   std::uint64_t kv_cache_elements() const { return kv_cache_elements_; }
+  // The kernel name of each task, in program order (for a timeline's slice names).
+  const std::vector<std::string> &task_kernels() const { return task_kernels_; }
 
  private:
   struct Kernels {
@@ -49,6 +53,8 @@ class DecoderStep {
   std::vector<rrt_view_desc_t> views_;
   std::vector<std::vector<rrt_operand_t>> operands_;
   std::vector<rrt_task_desc_t> tasks_;
+  std::vector<std::pair<std::int32_t, const char *>> kernel_names_;
+  std::vector<std::string> task_kernels_;
   rrt_callable_desc_t desc_{};
 };
 

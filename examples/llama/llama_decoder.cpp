@@ -5,23 +5,26 @@
 //
 //   llama-decoder [--platform sim|cuda] [--tokens N] [--checkpoint FILE] [--token ID]
 //                 [--workers N] [--wait spin|yield|block|spin-then-block] [--quiet]
-//                 [--save-checkpoint FILE] [--unshared-classifier]
+//                 [--save-checkpoint FILE] [--unshared-classifier] [--trace FILE]
 //
 // --workers and --wait set the simulator's device workers and host wait policy (CUDA keeps its
 // runtime's scheduling).
 // Without --checkpoint the model has random weights from a fixed seed (with a classifier of
 // its own under --unshared-classifier); FILE is a llama2.c checkpoint (for example
-// stories15M.bin). --save-checkpoint writes the model decoded as such a file. Exit status: 0 when
-// everything matched, 1 otherwise.
+// stories15M.bin). --save-checkpoint writes the model decoded as such a file. --trace FILE turns
+// profiling on and writes a Chrome trace-event timeline of every run and replay
+// (replayrt/trace.hpp). Exit status: 0 when everything matched, 1 otherwise.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <replayrt/replayrt.h>
+#include <replayrt/trace.hpp>
 
 #include "decoder_step.h"
 #include "llama_model.h"
@@ -39,6 +42,7 @@ struct Options {
   std::uint32_t first_token = 1;
   unsigned workers = 1;
   rrt_wait_policy_t wait = RRT_WAIT_SPIN_THEN_BLOCK;
+  std::string trace;
   bool quiet = false;
 };
 
@@ -99,6 +103,8 @@ bool parse(int argc, char **argv, Options *options) {
       if (!parse_wait_policy(argv[++i], &options->wait)) {
         return false;
       }
+    } else if (arg == "--trace" && has_value) {
+      options->trace = argv[++i];
     } else if (arg == "--quiet") {
       options->quiet = true;
     } else {
@@ -162,13 +168,60 @@ rrt_context_t create_context(const Options &options) {
   context_options.platform = options.platform;
   context_options.device_workers = options.workers;
   context_options.wait_policy = options.wait;
+  context_options.profiling = options.trace.empty() ? 0U : 1U;
   rrt_context_t ctx = nullptr;
   check(rrt_context_create(&context_options, &ctx), "rrt_context_create");
   return ctx;
 }
 
+// Runs `call`, as a host slice named `name` when there is a trace.
+template <typename Call>
+void traced(rrt::Trace *trace, const char *name, Call &&call) {
+  if (trace != nullptr) {
+    trace->host(name, std::forward<Call>(call));
+  } else {
+    std::forward<Call>(call)();
+  }
+}
+
+std::vector<rrt_task_timing_t> task_timings(rrt_run_t run, std::size_t tasks) {
+  std::vector<rrt_task_timing_t> timings(tasks);
+  std::uint32_t count = 0;
+  check(rrt_run_profile(run, timings.data(), static_cast<std::uint32_t>(tasks), &count),
+        "rrt_run_profile");
+  timings.resize(count);
+  return timings;
+}
+
+std::vector<rrt_task_timing_t> task_timings(rrt_context_t ctx, std::size_t tasks) {
+  std::vector<rrt_task_timing_t> timings(tasks);
+  std::uint32_t count = 0;
+  check(rrt_context_profile(ctx, timings.data(), static_cast<std::uint32_t>(tasks), &count),
+        "rrt_context_profile");
+  timings.resize(count);
+  return timings;
+}
+
+// One program-mode run. With a trace it is rrt_run's four calls, so that the run's task
+// timings are read before it is finalized.
+void run_step(rrt_context_t ctx, std::int32_t callable, const rrt_run_args_t *args,
+              std::size_t tasks, rrt::Trace *trace, std::uint32_t pos) {
+  if (trace == nullptr) {
+    check(rrt_run(ctx, callable, args), "rrt_run");
+    return;
+  }
+  const rrt::Trace::HostSlice slice(*trace, "run");
+  rrt_run_t run = nullptr;
+  check(rrt_run_prepare(ctx, callable, args, &run), "rrt_run_prepare");
+  check(rrt_run_launch(run, nullptr), "rrt_run_launch");
+  check(rrt_run_wait(run), "rrt_run_wait");
+  trace->add_device_work("run " + std::to_string(pos), {rrt::CallableId{callable}},
+                         task_timings(run, tasks));
+  check(rrt_run_finalize(run), "rrt_run_finalize");
+}
+
 // Program mode: every token is one rrt_run; the buffers grow on the first run.
-Decoded decode_program_mode(const llama::Model &model, const Options &options) {
+Decoded decode_program_mode(const llama::Model &model, const Options &options, rrt::Trace *trace) {
   rrt_context_t ctx = create_context(options);
   check(rrt_program_init(ctx), "rrt_program_init");
   Decoded out;
@@ -180,6 +233,10 @@ Decoded decode_program_mode(const llama::Model &model, const Options &options) {
     }
     std::int32_t callable = -1;
     check(rrt_callable_prepare(ctx, &step.desc(), &callable), "rrt_callable_prepare");
+    if (trace != nullptr) {
+      trace->name_callable(rrt::CallableId{callable}, "decoder_step (program mode)",
+                           step.task_kernels());
+    }
     StepBuffers buffers(ctx, model, step);
     std::vector<float> logits(model.config.vocab_size);
     std::uint32_t token = options.first_token;
@@ -189,7 +246,7 @@ Decoded decode_program_mode(const llama::Model &model, const Options &options) {
       const std::int32_t state[2] = {static_cast<std::int32_t>(token),
                                      static_cast<std::int32_t>(pos)};
       check(rrt_memcpy_h2d(ctx, buffers.state, state, sizeof state, nullptr), "rrt_memcpy_h2d");
-      check(rrt_run(ctx, callable, &buffers.run_args), "rrt_run");
+      run_step(ctx, callable, &buffers.run_args, step.task_kernels().size(), trace, pos);
       check(rrt_memcpy_d2h(ctx, logits.data(), buffers.logits, logits.size() * sizeof(float),
                            nullptr),
             "rrt_memcpy_d2h");
@@ -205,7 +262,7 @@ Decoded decode_program_mode(const llama::Model &model, const Options &options) {
 
 // Kernel mode: the plan is fitted and frozen, one step (state upload, launch, logits
 // download) is captured once, and every token is one replay of that graph.
-Decoded decode_kernel_mode(const llama::Model &model, const Options &options) {
+Decoded decode_kernel_mode(const llama::Model &model, const Options &options, rrt::Trace *trace) {
   rrt_context_t ctx = create_context(options);
   Decoded out;
   {
@@ -221,6 +278,9 @@ Decoded decode_kernel_mode(const llama::Model &model, const Options &options) {
     check(rrt_kernel_init(ctx, &config), "rrt_kernel_init");
     std::int32_t callable = -1;
     check(rrt_callable_prepare(ctx, &step.desc(), &callable), "rrt_callable_prepare");
+    if (trace != nullptr) {
+      trace->name_callable(rrt::CallableId{callable}, "decoder_step", step.task_kernels());
+    }
     StepBuffers buffers(ctx, model, step);
     rrt_stream_t stream = nullptr;
     check(rrt_stream_create(ctx, &stream), "rrt_stream_create");
@@ -245,8 +305,13 @@ Decoded decode_kernel_mode(const llama::Model &model, const Options &options) {
     for (std::uint32_t pos = 0; pos < options.tokens; ++pos) {
       state[0] = static_cast<std::int32_t>(token);
       state[1] = static_cast<std::int32_t>(pos);
-      check(rrt_graph_replay(graph, stream), "rrt_graph_replay");
-      check(rrt_stream_synchronize(stream), "rrt_stream_synchronize");
+      traced(trace, "replay", [&] { check(rrt_graph_replay(graph, stream), "rrt_graph_replay"); });
+      traced(trace, "synchronize",
+             [&] { check(rrt_stream_synchronize(stream), "rrt_stream_synchronize"); });
+      if (trace != nullptr) {
+        trace->add_device_work("replay " + std::to_string(pos), {rrt::CallableId{callable}},
+                               task_timings(ctx, step.task_kernels().size()));
+      }
       token = llama::argmax(logits);
       out.tokens.push_back(token);
       out.logits.push_back(logits);
@@ -291,16 +356,15 @@ void print_tokens(const char *label, const std::vector<std::uint32_t> &tokens) {
   std::printf("\n");
 }
 
-}  // namespace
-
-int main(int argc, char **argv) {
+// The decoder proper; a failing trace call throws (a failing C call exits in check()).
+int decode(int argc, char **argv) {
   Options options;
   if (!parse(argc, argv, &options)) {
     std::fprintf(stderr,
                  "usage: llama-decoder [--platform sim|cuda] [--tokens N] [--checkpoint FILE] "
                  "[--token ID] "
                  "[--workers N] [--wait spin|yield|block|spin-then-block] [--quiet] "
-                 "[--save-checkpoint FILE] [--unshared-classifier]\n");
+                 "[--save-checkpoint FILE] [--unshared-classifier] [--trace FILE]\n");
     return 2;
   }
   llama::Model model;
@@ -333,8 +397,13 @@ int main(int argc, char **argv) {
                 options.checkpoint.empty() ? " (random, fixed seed)" : "");
   }
 
-  const Decoded program = decode_program_mode(model, options);
-  const Decoded kernel = decode_kernel_mode(model, options);
+  rrt::Trace trace;
+  rrt::Trace *const tracing = options.trace.empty() ? nullptr : &trace;
+  const Decoded program = decode_program_mode(model, options, tracing);
+  const Decoded kernel = decode_kernel_mode(model, options, tracing);
+  if (tracing != nullptr) {
+    trace.write(options.trace);
+  }
 
   // The reference follows the program-mode tokens, so its logits compare step by step.
   llama::ReferenceDecoder reference(model);
@@ -360,4 +429,15 @@ int main(int argc, char **argv) {
       modes_agree ? "agree token for token and bit for bit" : "DISAGREE", reference_difference,
       reference_difference <= kTolerance ? "ok" : "TOO LARGE");
   return modes_agree && reference_difference <= kTolerance ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return decode(argc, argv);
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "llama-decoder: %s\n", error.what());
+    return 1;
+  }
 }

@@ -640,6 +640,15 @@ class CallableBuilder {
     throw std::out_of_range("rrt::CallableBuilder: no operand named '" + name + "'");
   }
   std::size_t task_count() const noexcept { return tasks_.size(); }
+  /* The kernel name of each task, in program order. */
+  std::vector<std::string> task_kernels() const {
+    std::vector<std::string> kernels;
+    kernels.reserve(tasks_.size());
+    for (const Task &task : tasks_) {
+      kernels.push_back(task.kernel);
+    }
+    return kernels;
+  }
 
   /* The descriptor with its kernels looked up in `context` (rrt_kernel_lookup; an unknown name
      throws rrt::Error). Valid until this builder changes or is destroyed. */
