@@ -13,6 +13,7 @@ from replayrt._replayrt import (  # noqa: F401  (re-exported)
     Graph,
     Operand,
     Stream,
+    Trace,
 )
 
 
