@@ -640,6 +640,15 @@ class CallableBuilder {
     throw std::out_of_range("rrt::CallableBuilder: no operand named '" + name + "'");
   }
   std::size_t task_count() const noexcept { return tasks_.size(); }
+  /* The direction of each parameter, in declaration order. */
+  std::vector<rrt_direction_t> param_directions() const {
+    std::vector<rrt_direction_t> directions;
+    directions.reserve(params_.size());
+    for (const rrt_tensor_desc_t &param : params_) {
+      directions.push_back(param.direction);
+    }
+    return directions;
+  }
   /* The kernel name of each task, in program order. */
   std::vector<std::string> task_kernels() const {
     std::vector<std::string> kernels;

@@ -12,8 +12,10 @@ from replayrt._replayrt import (  # noqa: F401  (re-exported)
     Event,
     Graph,
     Operand,
+    Run,
     Stream,
     Trace,
+    dtype_value,
 )
 
 

@@ -104,28 +104,37 @@ struct DeviceArray {
   std::int32_t device_id = 0;
 };
 
+// A prepared callable and what its arguments are checked against.
+struct PythonCallable {
+  rrt::CallableId id;
+  std::size_t task_count = 0;
+  std::vector<rrt_direction_t> directions;  // per parameter
+};
+
 // The arguments of one run or launch, and the Python objects whose memory they name.
 struct PythonArgs {
   rrt::Args args;
   py::list keep_alive;
 };
 
-PythonArgs convert_args(const py::sequence &values) {
+PythonArgs convert_args(const PythonCallable &callable, const py::sequence &values) {
   PythonArgs out;
+  std::size_t param = 0;
   for (const py::handle value : values) {
     if (py::isinstance<DeviceArray>(value)) {
       const auto &array = value.cast<const DeviceArray &>();
       out.args.device(*array.buffer);
       out.keep_alive.append(value);
+      ++param;
     } else if (py::isinstance<py::int_>(value)) {
       out.args.scalar(value.cast<std::uint64_t>());
     } else if (py::isinstance<py::float_>(value)) {
       out.args.scalar_f32(value.cast<float>());
     } else {
       // An array, or an object numpy views without a copy (a CPU torch tensor), is a HOST
-      // tensor, read and written in place: it must be C-contiguous, and writable because the
-      // C ABI may write any non-IN parameter. An object numpy could only copy (a list) would
-      // leave the results in the copy, so it is refused.
+      // tensor, read and written in place: it must be C-contiguous, and writable unless its
+      // parameter is IN (the C ABI writes only the others). An object numpy could only copy
+      // (a list) would leave the results in the copy, so it is refused.
       py::array array = py::array::ensure(value);
       const bool copied = !py::isinstance<py::array>(value) && array && array.owndata();
       if (!array || copied || (array.flags() & py::array::c_style) == 0) {
@@ -133,8 +142,16 @@ PythonArgs convert_args(const py::sequence &values) {
             "replayrt: a tensor argument must be a DeviceArray, or a C-contiguous array or an "
             "object numpy views without a copy");
       }
-      out.args.host(array.mutable_data(), static_cast<std::size_t>(array.nbytes()));
+      const bool read_only =
+          param < callable.directions.size() && callable.directions[param] == RRT_DIR_IN;
+      if (!read_only && !array.writeable()) {
+        throw py::type_error("replayrt: parameter " + std::to_string(param) +
+                             " is written, so its array must be writable");
+      }
+      // The runtime only reads an IN parameter's memory.
+      out.args.host(const_cast<void *>(array.data()), static_cast<std::size_t>(array.nbytes()));
       out.keep_alive.append(array);
+      ++param;
     }
   }
   return out;
@@ -169,6 +186,13 @@ struct PythonGraph {
   rrt::Graph graph;
 };
 
+// A prepared program-mode run. The run is destroyed first (finalizing it waits for its work),
+// and only then the arguments it reads and writes.
+struct PythonRun {
+  PythonArgs args;
+  rrt::Run run;
+};
+
 // `with stream.capture() as graph:` ends the capture on every path.
 struct CaptureScope {
   std::shared_ptr<PythonStream> stream;
@@ -189,11 +213,6 @@ struct CaptureScope {
     graph->keep_alive = std::move(captured);
     return false;
   }
-};
-
-struct PythonCallable {
-  rrt::CallableId id;
-  std::size_t task_count = 0;
 };
 
 // What a DLPack capsule owns: the tensor it hands over, its shape, and the buffer.
@@ -320,6 +339,11 @@ PYBIND11_MODULE(_replayrt, m) {
   });
   m.def("_set_error_factory", [](py::object factory) { error_factory() = std::move(factory); });
 
+  m.def(
+      "dtype_value",
+      [](const std::string &name) { return static_cast<std::uint32_t>(dtype_from_name(name)); },
+      py::arg("name"), "The pinned rrt_dtype_t value of a dtype name (an immediate operand).");
+
   py::class_<rrt::Operand>(m, "Operand")
       .def_static("immediate", &rrt::Operand::immediate)
       .def_static("immediate_f32", &rrt::Operand::immediate_f32);
@@ -399,6 +423,25 @@ PYBIND11_MODULE(_replayrt, m) {
         return out;
       });
 
+  py::class_<PythonRun>(m, "Run")
+      .def(
+          "launch",
+          [](PythonRun &r, PythonStream *stream) {
+            if (stream == nullptr) {
+              r.run.launch();
+            } else {
+              r.run.launch(stream->stream);
+            }
+          },
+          py::arg("stream") = py::none())
+      .def("wait",
+           [](PythonRun &r) {
+             py::gil_scoped_release release;
+             r.run.wait();
+           })
+      .def("profile", [](const PythonRun &r) { return profile_array(r.run.profile()); })
+      .def("finalize", [](PythonRun &r) { r.run.finalize(); });
+
   py::class_<rrt::Event>(m, "Event")
       .def("synchronize",
            [](const rrt::Event &e) {
@@ -447,7 +490,8 @@ PYBIND11_MODULE(_replayrt, m) {
           py::arg("callables"), py::arg("profiling_tasks") = 0)
       .def("prepare",
            [](PythonContext &ctx, rrt::CallableBuilder &callable) {
-             return PythonCallable{ctx.prepare(callable), callable.task_count()};
+             return PythonCallable{ctx.prepare(callable), callable.task_count(),
+                                   callable.param_directions()};
            })
       .def(
           "empty",
@@ -479,16 +523,23 @@ PYBIND11_MODULE(_replayrt, m) {
       .def("event", &rrt::Context::event)
       .def("run",
            [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values) {
-             PythonArgs args = convert_args(values);
+             PythonArgs args = convert_args(callable, values);
              py::gil_scoped_release release;
              ctx.run(callable.id, args.args);
            })
       .def("launch",
            [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values,
               PythonStream &stream) {
-             PythonArgs args = convert_args(values);
+             PythonArgs args = convert_args(callable, values);
              ctx.launch(callable.id, args.args, stream.stream);
              stream.hold(args.keep_alive);
+           })
+      .def("prepare_run",
+           [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values) {
+             auto run = std::make_unique<PythonRun>();
+             run->args = convert_args(callable, values);
+             run->run = ctx.prepare_run(callable.id, run->args.args);
+             return run;
            })
       .def("stats", [](const PythonContext &ctx) { return stats_dict(ctx.stats()); })
       .def("profile", [](const PythonContext &ctx) { return profile_array(ctx.profile()); });
