@@ -26,6 +26,7 @@
 #ifndef REPLAYRT_REPLAYRT_HPP_
 #define REPLAYRT_REPLAYRT_HPP_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -87,6 +88,17 @@ inline void check(rrt_status_t status) {
   (void)rrt_last_error_message(&message[0], message.size(), &length);
   message.resize(length);
   throw Error(detail, message);
+}
+
+/* A mistake this layer sees itself, before any C call: RRT_ERR_INVALID_ARGUMENT with
+   `message` (cut to the detail's fixed field there, whole in what()). */
+inline Error invalid_argument(const std::string &message) {
+  rrt_error_detail_t detail{};
+  detail.code = RRT_ERR_INVALID_ARGUMENT;
+  detail.growth_point = RRT_GROWTH_NONE;
+  const std::size_t length = std::min(message.size(), sizeof detail.message - 1);
+  std::copy_n(message.begin(), length, detail.message);
+  return Error(detail, message);
 }
 
 /* The state every owner made from one context shares; the last one destroys the context. */
@@ -552,8 +564,8 @@ class Operand {
    lookup (operator[]) and errors; kernels are named and resolved against the context the
    descriptor is made for. Shapes have 1..RRT_MAX_DIMS dimensions. A mistake the builder sees
    itself (a shape out of range, a duplicate name, a view or device value over the wrong kind
-   of operand) throws std::invalid_argument before any C call; everything else is the C ABI's
-   to refuse, as rrt::Error. */
+   of operand, a name that is not declared) throws rrt::Error with RRT_ERR_INVALID_ARGUMENT
+   before any C call; everything else is the C ABI's to refuse, also as rrt::Error. */
 class CallableBuilder {
  public:
   /* A shape: its extents, outermost first. Every call that takes one takes a braced list or a
@@ -630,14 +642,15 @@ class CallableBuilder {
     return task(std::move(kernel), std::vector<Operand>(operands));
   }
 
-  /* The operand declared under `name`; std::out_of_range when there is none. */
+  /* The operand declared under `name`; rrt::Error (RRT_ERR_INVALID_ARGUMENT) when there is
+     none. */
   Operand operator[](const std::string &name) const {
     for (const Named &named : names_) {
       if (named.name == name) {
         return named.operand;
       }
     }
-    throw std::out_of_range("rrt::CallableBuilder: no operand named '" + name + "'");
+    throw detail::invalid_argument("rrt::CallableBuilder: no operand named '" + name + "'");
   }
   std::size_t task_count() const noexcept { return tasks_.size(); }
   /* The direction of each parameter, in declaration order. */
@@ -675,7 +688,7 @@ class CallableBuilder {
 
   static void require(bool condition, const char *what) {
     if (!condition) {
-      throw std::invalid_argument(std::string("rrt::CallableBuilder: ") + what);
+      throw detail::invalid_argument(std::string("rrt::CallableBuilder: ") + what);
     }
   }
   static bool is_tensor_base(const Operand &operand) {

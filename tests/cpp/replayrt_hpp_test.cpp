@@ -300,11 +300,22 @@ TEST(CppApiTest, TheBuilderFindsOperandsByNameAndRefusesMistakes) {
   EXPECT_EQ(b["x"].raw().index, x.raw().index);
   const rrt::Operand row = b.view("row", x, {8}, 8);
   EXPECT_EQ(b["row"].raw().kind, RRT_OPERAND_VIEW);
-  EXPECT_THROW((void)b["missing"], std::out_of_range);
-  EXPECT_THROW(b.param("x", RRT_DTYPE_F32, {4}, RRT_DIR_IN), std::invalid_argument);
-  EXPECT_THROW(b.intermediate("empty", RRT_DTYPE_F32, {}), std::invalid_argument);
-  EXPECT_THROW(b.view("bad", row, {2}, 0), std::invalid_argument);
-  EXPECT_THROW(b.view("bad", x, {2}, 0, x, 1, 1), std::invalid_argument);
+  const auto expect_refused = [](const auto &mistake, const char *what) {
+    try {
+      mistake();
+      ADD_FAILURE() << "the builder took " << what;
+    } catch (const rrt::Error &error) {
+      EXPECT_EQ(error.code(), RRT_ERR_INVALID_ARGUMENT) << what;
+      EXPECT_EQ(error.growth_point(), RRT_GROWTH_NONE) << what;
+      EXPECT_NE(std::string(error.what()).find("rrt::CallableBuilder"), std::string::npos);
+      EXPECT_STREQ(error.detail().message, error.what());
+    }
+  };
+  expect_refused([&] { (void)b["missing"]; }, "an undeclared name");
+  expect_refused([&] { b.param("x", RRT_DTYPE_F32, {4}, RRT_DIR_IN); }, "a duplicate name");
+  expect_refused([&] { b.intermediate("empty", RRT_DTYPE_F32, {}); }, "an empty shape");
+  expect_refused([&] { b.view("bad", row, {2}, 0); }, "a view over a view");
+  expect_refused([&] { b.view("bad", x, {2}, 0, x, 1, 1); }, "a tensor as an offset value");
 }
 
 TEST(CppApiTest, AViewWithADeviceValueOffsetReadsTheRowTheValueNames) {
