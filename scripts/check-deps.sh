@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Checks that the tools and libraries the build needs are present, and says how to get the
-# missing ones instead of letting the build fail with a compiler error.
+# missing ones instead of letting the build fail with a compiler error. With --bench it also
+# checks what `make bench` alone needs: matplotlib for bench/plot_results.py.
 set -u
 missing=()
+bench=0
+[ "${1:-}" = "--bench" ] && bench=1
 need_cmd() { command -v "$1" >/dev/null 2>&1 || missing+=("$1 (command)"); }
 # need_cmake_package NAME CONFIG-FILE DEBIAN-PACKAGE: passes when any standard prefix has it.
 need_cmake_package() {
@@ -23,6 +26,8 @@ need_cmd patch
 need_cmd clang-format
 need_cmd clang-tidy
 need_cmd run-clang-tidy
+# The install test builds a consumer with pkg-config's flags.
+command -v pkg-config >/dev/null 2>&1 || missing+=("pkg-config (pkgconf)")
 need_cmake_package GTest GTestConfig.cmake libgtest-dev
 need_cmake_package benchmark benchmarkConfig.cmake libbenchmark-dev
 # The Python package and its tests: Debian's interpreter with its python3-* packages.
@@ -33,6 +38,10 @@ for module in numpy:python3-numpy pytest:python3-pytest torch:python3-torch; do
   /usr/bin/python3 -c "import ${module%%:*}" >/dev/null 2>&1 ||
     missing+=("Python module ${module%%:*} for /usr/bin/python3 (${module#*:})")
 done
+if [ "$bench" -eq 1 ]; then
+  /usr/bin/python3 -c "import matplotlib" >/dev/null 2>&1 ||
+    missing+=("Python module matplotlib for /usr/bin/python3, for the plots (python3-matplotlib)")
+fi
 # The sanitizer presets link clang's runtimes.
 if command -v clang++ >/dev/null 2>&1; then
   runtime=$(clang++ -print-file-name="libclang_rt.asan-$(uname -m).a" 2>/dev/null)
