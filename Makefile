@@ -7,7 +7,9 @@
 #   make asan       the test suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang)
 #   make tsan       the test suite under ThreadSanitizer (clang)
 #   make controls   the negative controls (re-introduced defects must fail named tests)
-#   make bench      run every benchmark; writes build/bench/results.{md,json}
+#   make bench      run every benchmark and plot the results: build/bench/results.{md,json}
+#                   and build/bench/*.png; BENCH_PUBLISH=1 also copies results.{md,json} to
+#                   docs/bench/ and draws the plots there (the copies README.md shows)
 #   make fuzz       build the libFuzzer targets (clang) and run each for FUZZ_SECONDS (60)
 #   make stress     the stress program under ThreadSanitizer, then AddressSanitizer, for
 #                   STRESS_SECONDS (60) each with STRESS_THREADS (8) threads
@@ -58,10 +60,18 @@ tsan: deps
 controls: deps
 	@python3 tests/negative_controls/run.py
 
-bench: deps
+# The plots need matplotlib, which Debian's /usr/bin/python3 has (python3-matplotlib).
+bench:
+	@scripts/check-deps.sh --bench
 	@cmake --preset default >/dev/null
 	@cmake --build --preset default
 	@python3 bench/run_all.py --build-dir build/default --out-dir build/bench
+	@/usr/bin/python3 bench/plot_results.py build/bench/results.json --out-dir build/bench
+ifneq ($(BENCH_PUBLISH),)
+	@mkdir -p docs/bench
+	@cp build/bench/results.json build/bench/results.md docs/bench/
+	@/usr/bin/python3 bench/plot_results.py docs/bench/results.json --out-dir docs/bench
+endif
 
 fuzz: deps
 	@cmake --preset fuzz >/dev/null

@@ -7,15 +7,19 @@
 Each program runs with --benchmark_repetitions (the counted allocator program once: its
 counts do not vary) and --benchmark_report_aggregates_only; the tables use the medians over
 the repetitions. Google Benchmark's own JSON for each program is kept next to the results.
+The llama example (examples/llama, when built) runs 11 times per device-worker count; its
+tokens/s go to llama_decoder.json and the tables. bench/plot_results.py draws results.json.
 Exit status: 0 when every program ran, 1 when one failed (goals that are missed do not fail
 the run: they are reported).
 """
 
 import argparse
+import datetime
 import json
 import os
 import platform
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -36,6 +40,17 @@ PROGRAMS = [
 OPTIONAL_PROGRAMS = {"cuda_host_bench"}
 
 TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+# The llama example: its executable under the build directory, the tokens each run decodes
+# (the default model's whole KV cache), the runs per device-worker count (a run takes well
+# under a second) and the worker counts.
+LLAMA_PROGRAM = "llama-decoder"
+LLAMA_EXECUTABLE = os.path.join("examples", "llama-decoder")
+LLAMA_TOKENS = 128
+LLAMA_RUNS = 11
+LLAMA_WORKERS = (1, 2)
+LLAMA_MODES = (("program_mode", "program mode"), ("kernel_mode", "kernel mode"))
+SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def parse_args():
@@ -89,6 +104,71 @@ def load_program(out_dir, program):
     with open(path, encoding="utf-8") as handle:
         report = json.load(handle)
     return collect_medians(report), report.get("context", {})
+
+
+def run_llama(build_dir, out_dir):
+    """Runs the llama decoder LLAMA_RUNS times per worker count; writes its tokens/s to
+    llama_decoder.json and returns their medians and a context like Google Benchmark's."""
+    executable = os.path.join(build_dir, LLAMA_EXECUTABLE)
+    context = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+               "load_avg": list(os.getloadavg())}
+    print(f"== {LLAMA_PROGRAM} ({LLAMA_RUNS} runs of {LLAMA_TOKENS} tokens per worker count)",
+          file=sys.stderr, flush=True)
+    samples = []
+    for workers in LLAMA_WORKERS:
+        for _ in range(LLAMA_RUNS):
+            command = [executable, "--quiet", "--tokens", str(LLAMA_TOKENS),
+                       "--workers", str(workers)]
+            completed = subprocess.run(command, capture_output=True, text=True, check=False)
+            if completed.returncode != 0:
+                raise RuntimeError(f"{' '.join(command)} exited with {completed.returncode}:\n"
+                                   f"{completed.stdout}{completed.stderr}")
+            samples.append({"workers": workers, **parse_llama_output(completed.stdout)})
+    raw = {"context": context, "tokens": LLAMA_TOKENS, "samples": samples}
+    with open(os.path.join(out_dir, "llama_decoder.json"), "w", encoding="utf-8") as handle:
+        json.dump(raw, handle, indent=2)
+    return llama_medians(raw), context
+
+
+def parse_llama_output(stdout):
+    """{'program_mode': tokens/s, 'kernel_mode': tokens/s} from the decoder's summary lines."""
+    rates = {}
+    for mode, text in LLAMA_MODES:
+        found = re.search(rf"^{text}:\s*([0-9.]+) tokens/s", stdout, re.MULTILINE)
+        if not found:
+            raise RuntimeError(f"{LLAMA_PROGRAM} printed no '{text}' tokens/s line:\n{stdout}")
+        rates[mode] = float(found.group(1))
+    return rates
+
+
+def llama_medians(raw):
+    """{'llama/<mode>/w<W>': {'tokens_per_s': median, 'runs': count, 'tokens': per run}}."""
+    medians = {}
+    for workers in sorted({sample["workers"] for sample in raw["samples"]}):
+        runs = [sample for sample in raw["samples"] if sample["workers"] == workers]
+        for mode, _ in LLAMA_MODES:
+            medians[f"llama/{mode}/w{workers}"] = {
+                "tokens_per_s": statistics.median(sample[mode] for sample in runs),
+                "runs": len(runs), "tokens": raw["tokens"]}
+    return medians
+
+
+def collect_llama(args):
+    """The llama decoder's medians and context, measured now or (--report-only) loaded from
+    the llama_decoder.json an earlier run left; None when the filter leaves it out or there is
+    neither an executable nor such a file."""
+    if args.filter and args.filter not in LLAMA_PROGRAM:
+        return None
+    if args.report_only:
+        path = os.path.join(args.out_dir, "llama_decoder.json")
+        if not os.path.exists(path):
+            return None
+        with open(path, encoding="utf-8") as handle:
+            raw = json.load(handle)
+        return llama_medians(raw), raw["context"]
+    if not os.path.exists(os.path.join(args.build_dir, LLAMA_EXECUTABLE)):
+        return None
+    return run_llama(args.build_dir, args.out_dir)
 
 
 def collect_medians(report):
@@ -457,7 +537,7 @@ def machine_description(build_dir, context):
             compiler = version[0] if version else found.group(1)
     lines.append(f"Compiler: {compiler}; build type Release")
     lines.append(f"Kernel: {platform.system()} {platform.release()}")
-    if context:
+    if context.get("library_build_type"):
         lines.append(f"Google Benchmark library build type: {context.get('library_build_type')}")
     return lines
 
@@ -488,6 +568,48 @@ def cuda_host_section(report):
                      ["measurement", "replayrt", "the bare call", "added by replayrt"], rows)
 
 
+def llama_section(report):
+    rows = []
+    for workers in LLAMA_WORKERS:
+        program = report.get(f"llama/program_mode/w{workers}", "tokens_per_s")
+        kernel = report.get(f"llama/kernel_mode/w{workers}", "tokens_per_s")
+        if program is None or kernel is None:
+            continue
+        rows.append([str(workers), f"{program:,.0f}", f"{kernel:,.0f}",
+                     fmt_ratio(ratio(kernel, program))])
+    if rows:
+        runs = report.get(f"llama/program_mode/w{rows[0][0]}", "runs")
+        report.table(f"10. llama-decoder, default model, {LLAMA_TOKENS} tokens per run (median "
+                     f"tokens/s of {runs} runs)",
+                     ["device workers", "program mode (one rrt_run per token)",
+                      "kernel mode (one graph replay per token)", "kernel / program"], rows)
+
+
+def tree_commit():
+    """`git describe --always --dirty` of the source tree, or None outside a git checkout."""
+    try:
+        completed = subprocess.run(["git", "-C", SOURCE_DIR, "describe", "--always", "--dirty"],
+                                   capture_output=True, text=True, check=False)
+    except OSError:
+        return None
+    return completed.stdout.strip() or None
+
+
+def run_conditions(args, contexts, load_average, elapsed):
+    """The run's source tree, machine, load and settings for results.json: this run's, or under
+    --report-only those the earlier run recorded in <out-dir>/results.json when it is there."""
+    earlier_path = os.path.join(args.out_dir, "results.json")
+    if args.report_only and os.path.exists(earlier_path):
+        with open(earlier_path, encoding="utf-8") as handle:
+            earlier = json.load(handle)
+        return {key: earlier.get(key) for key in
+                ("commit", "machine", "load_average", "elapsed_s", "repetitions", "min_time_s")}
+    return {"commit": tree_commit(),
+            "machine": machine_description(args.build_dir, next(iter(contexts.values()), {})),
+            "load_average": load_average, "elapsed_s": elapsed,
+            "repetitions": args.repetitions, "min_time_s": args.min_time}
+
+
 def main():
     args = parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
@@ -499,8 +621,9 @@ def main():
         for program, repetitions, min_time in PROGRAMS:
             if args.filter and args.filter not in program:
                 continue
-            if program in OPTIONAL_PROGRAMS and not args.report_only and not os.path.exists(
-                    os.path.join(args.build_dir, "bench", program)):
+            source = (os.path.join(args.out_dir, f"{program}.json") if args.report_only
+                      else os.path.join(args.build_dir, "bench", program))
+            if program in OPTIONAL_PROGRAMS and not os.path.exists(source):
                 continue
             if args.report_only:
                 medians, context = load_program(args.out_dir, program)
@@ -510,6 +633,10 @@ def main():
                                                min_time or args.min_time)
             results.update(medians)
             contexts[program] = context
+        llama = collect_llama(args)
+        if llama:
+            results.update(llama[0])
+            contexts[LLAMA_PROGRAM] = llama[1]
     except RuntimeError as error:
         print(f"run_all: {error}", file=sys.stderr)
         return 1
@@ -526,12 +653,14 @@ def main():
     wait_section(report)
     kernels_section(report)
     cuda_host_section(report)
+    llama_section(report)
 
-    any_context = next(iter(contexts.values()), {})
-    machine = machine_description(args.build_dir, any_context)
+    run = run_conditions(args, contexts, [load_before, load_after], elapsed)
     rounds = contexts.get("replay_bench", {}).get("compute_kernel_rounds")
+    date = next((context["date"] for context in contexts.values() if context.get("date")), None)
     header = ["## replayrt benchmark results", ""]
-    header += [f"- {line}" for line in machine]
+    header.append(f"- Run started {date or 'n/a'}; source tree {run['commit'] or 'n/a'}")
+    header += [f"- {line}" for line in run["machine"] or []]
     if args.report_only:
         header.append("- Tables rebuilt from the JSON an earlier run left in the output directory")
     else:
@@ -553,9 +682,7 @@ def main():
     with open(os.path.join(args.out_dir, "results.md"), "w", encoding="utf-8") as handle:
         handle.write(markdown)
     with open(os.path.join(args.out_dir, "results.json"), "w", encoding="utf-8") as handle:
-        json.dump({"machine": machine, "load_average": [load_before, load_after],
-                   "elapsed_s": elapsed, "repetitions": args.repetitions,
-                   "min_time_s": args.min_time, "compute_kernel_rounds": rounds,
+        json.dump({"date": date, **run, "compute_kernel_rounds": rounds,
                    "medians": results, "tables": report.rows, "goals": report.goals},
                   handle, indent=2)
     print(markdown)
