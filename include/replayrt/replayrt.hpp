@@ -98,7 +98,7 @@ inline Error invalid_argument(const std::string &message) {
   detail.growth_point = RRT_GROWTH_NONE;
   const std::size_t length = std::min(message.size(), sizeof detail.message - 1);
   std::copy_n(message.begin(), length, detail.message);
-  return Error(detail, message);
+  return {detail, message};
 }
 
 /* The state every owner made from one context shares; the last one destroys the context. */
