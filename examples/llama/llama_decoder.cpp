@@ -184,20 +184,13 @@ void traced(rrt::Trace *trace, const char *name, Call &&call) {
   }
 }
 
-std::vector<rrt_task_timing_t> task_timings(rrt_run_t run, std::size_t tasks) {
+// Up to `tasks` task timings from `profile`, one of rrt_run_profile and rrt_context_profile
+// bound to its run or context.
+template <typename Profile>
+std::vector<rrt_task_timing_t> task_timings(std::size_t tasks, Profile &&profile) {
   std::vector<rrt_task_timing_t> timings(tasks);
   std::uint32_t count = 0;
-  check(rrt_run_profile(run, timings.data(), static_cast<std::uint32_t>(tasks), &count),
-        "rrt_run_profile");
-  timings.resize(count);
-  return timings;
-}
-
-std::vector<rrt_task_timing_t> task_timings(rrt_context_t ctx, std::size_t tasks) {
-  std::vector<rrt_task_timing_t> timings(tasks);
-  std::uint32_t count = 0;
-  check(rrt_context_profile(ctx, timings.data(), static_cast<std::uint32_t>(tasks), &count),
-        "rrt_context_profile");
+  check(profile(timings.data(), static_cast<std::uint32_t>(tasks), &count), "reading a profile");
   timings.resize(count);
   return timings;
 }
@@ -216,7 +209,10 @@ void run_step(rrt_context_t ctx, std::int32_t callable, const rrt_run_args_t *ar
   check(rrt_run_launch(run, nullptr), "rrt_run_launch");
   check(rrt_run_wait(run), "rrt_run_wait");
   trace->add_device_work("run " + std::to_string(pos), {rrt::CallableId{callable}},
-                         task_timings(run, tasks));
+                         task_timings(tasks, [run](rrt_task_timing_t *out, std::uint32_t capacity,
+                                                   std::uint32_t *count) {
+                           return rrt_run_profile(run, out, capacity, count);
+                         }));
   check(rrt_run_finalize(run), "rrt_run_finalize");
 }
 
@@ -310,7 +306,11 @@ Decoded decode_kernel_mode(const llama::Model &model, const Options &options, rr
              [&] { check(rrt_stream_synchronize(stream), "rrt_stream_synchronize"); });
       if (trace != nullptr) {
         trace->add_device_work("replay " + std::to_string(pos), {rrt::CallableId{callable}},
-                               task_timings(ctx, step.task_kernels().size()));
+                               task_timings(step.task_kernels().size(),
+                                            [ctx](rrt_task_timing_t *out, std::uint32_t capacity,
+                                                  std::uint32_t *count) {
+                                              return rrt_context_profile(ctx, out, capacity, count);
+                                            }));
       }
       token = llama::argmax(logits);
       out.tokens.push_back(token);
