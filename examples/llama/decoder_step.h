@@ -12,50 +12,17 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-#include <utility>
-#include <vector>
 
-#include <replayrt/replayrt.h>
+#include <replayrt/replayrt.hpp>
 
 #include "llama_model.h"
 
 namespace llama {
 
-enum StepParam : std::uint32_t { kWeights = 0, kKvCache, kState, kLogits, kStepParamCount };
+// The step's callable; its kernels are looked up by name when a context prepares it.
+rrt::CallableBuilder decoder_step(const Config &config, const WeightLayout &layout);
 
-// Owns the arrays a rrt_callable_desc_t points into.
-class DecoderStep {
- public:
-  // Looks the built-in kernels up in `ctx`; returns with ok() false when one is missing.
-  DecoderStep(rrt_context_t ctx, const Config &config, const WeightLayout &layout);
-
-  bool ok() const { return ok_; }
-  const rrt_callable_desc_t &desc() const { return desc_; }
-  std::uint64_t kv_cache_elements() const { return kv_cache_elements_; }
-  // The kernel name of each task, in program order (for a timeline's slice names).
-  const std::vector<std::string> &task_kernels() const { return task_kernels_; }
-
- private:
-  struct Kernels {
-    std::int32_t embedding, rmsnorm, linear, rope, kv_store, attention, add, mul, silu;
-  };
-
-  std::uint32_t intermediate(std::uint64_t elements);
-  rrt_operand_t view(StepParam base, std::uint64_t offset, std::uint64_t rows, std::uint64_t cols);
-  void task(std::int32_t kernel, std::vector<rrt_operand_t> operands);
-
-  bool ok_ = true;
-  Kernels kernels_{};
-  std::uint64_t kv_cache_elements_ = 0;
-  std::vector<rrt_tensor_desc_t> params_;
-  std::vector<rrt_tensor_desc_t> intermediates_;
-  std::vector<rrt_view_desc_t> views_;
-  std::vector<std::vector<rrt_operand_t>> operands_;
-  std::vector<rrt_task_desc_t> tasks_;
-  std::vector<std::pair<std::int32_t, const char *>> kernel_names_;
-  std::vector<std::string> task_kernels_;
-  rrt_callable_desc_t desc_{};
-};
+// Elements of the kv_cache param.
+std::uint64_t kv_cache_elements(const Config &config);
 
 }  // namespace llama

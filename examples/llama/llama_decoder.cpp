@@ -2,6 +2,7 @@
 // the simulator or on CUDA, in program mode (one rrt_run per token) and in kernel mode (one
 // decode step captured once, one graph replay per token). Checks that both modes produce the
 // same tokens and that their logits match a plain C++ reference, and prints tokens/s for each.
+// Written on the C++ API (replayrt.hpp); examples/raw_abi.c shows the C ABI itself.
 //
 //   llama-decoder [--platform sim|cuda] [--tokens N] [--checkpoint FILE] [--token ID]
 //                 [--workers N] [--wait spin|yield|block|spin-then-block] [--quiet]
@@ -23,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include <replayrt/replayrt.h>
+#include <replayrt/replayrt.hpp>
 #include <replayrt/trace.hpp>
 
 #include "decoder_step.h"
@@ -63,20 +64,6 @@ bool parse_wait_policy(const std::string &name, rrt_wait_policy_t *out) {
   return false;
 }
 
-[[noreturn]] void die(const char *what, rrt_status_t status) {
-  rrt_error_detail_t detail;
-  rrt_last_error(&detail);
-  std::fprintf(stderr, "llama-decoder: %s failed: %s\n  %s\n", what, rrt_status_name(status),
-               detail.message);
-  std::exit(1);
-}
-
-void check(rrt_status_t status, const char *what) {
-  if (status != RRT_OK) {
-    die(what, status);
-  }
-}
-
 bool parse(int argc, char **argv, Options *options) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -114,46 +101,23 @@ bool parse(int argc, char **argv, Options *options) {
   return options->tokens > 0;
 }
 
-// The device buffers behind the step's four params, owned by one context.
+// The device buffers behind the step's four params: the weights uploaded, the cache zeroed.
 struct StepBuffers {
-  rrt_context_t ctx = nullptr;
-  void *weights = nullptr;
-  void *kv_cache = nullptr;
-  void *state = nullptr;
-  void *logits = nullptr;
-  std::vector<rrt_tensor_arg_t> args;
-  rrt_run_args_t run_args{};
+  rrt::DeviceBuffer weights;
+  rrt::DeviceBuffer kv_cache;
+  rrt::DeviceBuffer state;
+  rrt::DeviceBuffer logits;
+  rrt::Args args;
 
-  StepBuffers(rrt_context_t context, const llama::Model &model, const llama::DecoderStep &step)
-      : ctx(context) {
-    const std::uint64_t weight_bytes = model.weights.size() * sizeof(float);
-    const std::uint64_t cache_bytes = step.kv_cache_elements() * sizeof(float);
-    const std::uint64_t state_bytes = 2 * sizeof(std::int32_t);
-    const std::uint64_t logits_bytes = model.config.vocab_size * sizeof(float);
-    check(rrt_device_alloc(ctx, weight_bytes, &weights), "rrt_device_alloc (weights)");
-    check(rrt_device_alloc(ctx, cache_bytes, &kv_cache), "rrt_device_alloc (kv cache)");
-    check(rrt_device_alloc(ctx, state_bytes, &state), "rrt_device_alloc (state)");
-    check(rrt_device_alloc(ctx, logits_bytes, &logits), "rrt_device_alloc (logits)");
-    check(rrt_memcpy_h2d(ctx, weights, model.weights.data(), weight_bytes, nullptr),
-          "rrt_memcpy_h2d (weights)");
-    const std::vector<float> zeros(step.kv_cache_elements(), 0.0F);
-    check(rrt_memcpy_h2d(ctx, kv_cache, zeros.data(), cache_bytes, nullptr),
-          "rrt_memcpy_h2d (kv cache)");
-    args = {{weights, weight_bytes, RRT_SPACE_DEVICE},
-            {kv_cache, cache_bytes, RRT_SPACE_DEVICE},
-            {state, state_bytes, RRT_SPACE_DEVICE},
-            {logits, logits_bytes, RRT_SPACE_DEVICE}};
-    run_args.struct_size = sizeof run_args;
-    run_args.num_tensors = static_cast<std::uint32_t>(args.size());
-    run_args.tensors = args.data();
+  StepBuffers(rrt::Context &ctx, const llama::Model &model)
+      : weights(ctx.allocate(model.weights.size() * sizeof(float))),
+        kv_cache(ctx.allocate(llama::kv_cache_elements(model.config) * sizeof(float))),
+        state(ctx.allocate(2 * sizeof(std::int32_t))),
+        logits(ctx.allocate(model.config.vocab_size * sizeof(float))) {
+    weights.upload(model.weights);
+    kv_cache.upload(std::vector<float>(llama::kv_cache_elements(model.config), 0.0F));
+    args.device(weights).device(kv_cache).device(state).device(logits);
   }
-  ~StepBuffers() {
-    for (void *buffer : {weights, kv_cache, state, logits}) {
-      (void)rrt_device_free(ctx, buffer);
-    }
-  }
-  StepBuffers(const StepBuffers &) = delete;
-  StepBuffers &operator=(const StepBuffers &) = delete;
 };
 
 struct Decoded {
@@ -162,16 +126,13 @@ struct Decoded {
   double seconds = 0.0;
 };
 
-rrt_context_t create_context(const Options &options) {
-  rrt_context_options_t context_options{};
-  context_options.struct_size = sizeof context_options;
+rrt::Context create_context(const Options &options) {
+  rrt::ContextOptions context_options;
   context_options.platform = options.platform;
   context_options.device_workers = options.workers;
   context_options.wait_policy = options.wait;
-  context_options.profiling = options.trace.empty() ? 0U : 1U;
-  rrt_context_t ctx = nullptr;
-  check(rrt_context_create(&context_options, &ctx), "rrt_context_create");
-  return ctx;
+  context_options.profiling = !options.trace.empty();
+  return rrt::Context(context_options);
 }
 
 // Runs `call`, as a host slice named `name` when there is a trace.
@@ -184,154 +145,94 @@ void traced(rrt::Trace *trace, const char *name, Call &&call) {
   }
 }
 
-// Up to `tasks` task timings from `profile`, one of rrt_run_profile and rrt_context_profile
-// bound to its run or context.
-template <typename Profile>
-std::vector<rrt_task_timing_t> task_timings(std::size_t tasks, Profile &&profile) {
-  std::vector<rrt_task_timing_t> timings(tasks);
-  std::uint32_t count = 0;
-  check(profile(timings.data(), static_cast<std::uint32_t>(tasks), &count), "reading a profile");
-  timings.resize(count);
-  return timings;
-}
-
-// One program-mode run. With a trace it is rrt_run's four calls, so that the run's task
-// timings are read before it is finalized.
-void run_step(rrt_context_t ctx, std::int32_t callable, const rrt_run_args_t *args,
-              std::size_t tasks, rrt::Trace *trace, std::uint32_t pos) {
-  if (trace == nullptr) {
-    check(rrt_run(ctx, callable, args), "rrt_run");
-    return;
-  }
-  const rrt::Trace::HostSlice slice(*trace, "run");
-  rrt_run_t run = nullptr;
-  check(rrt_run_prepare(ctx, callable, args, &run), "rrt_run_prepare");
-  check(rrt_run_launch(run, nullptr), "rrt_run_launch");
-  check(rrt_run_wait(run), "rrt_run_wait");
-  trace->add_device_work("run " + std::to_string(pos), {rrt::CallableId{callable}},
-                         task_timings(tasks, [run](rrt_task_timing_t *out, std::uint32_t capacity,
-                                                   std::uint32_t *count) {
-                           return rrt_run_profile(run, out, capacity, count);
-                         }));
-  check(rrt_run_finalize(run), "rrt_run_finalize");
-}
-
-// Program mode: every token is one rrt_run; the buffers grow on the first run.
+// Program mode: every token is one run; the buffers grow on the first run. With a trace a run
+// is prepared, launched and waited for step by step, so its task timings are read before it
+// is finalized.
 Decoded decode_program_mode(const llama::Model &model, const Options &options, rrt::Trace *trace) {
-  rrt_context_t ctx = create_context(options);
-  check(rrt_program_init(ctx), "rrt_program_init");
-  Decoded out;
-  {
-    const llama::DecoderStep step(ctx, model.config, model.layout());
-    if (!step.ok()) {
-      std::fprintf(stderr, "llama-decoder: a built-in kernel is missing\n");
-      std::exit(1);
-    }
-    std::int32_t callable = -1;
-    check(rrt_callable_prepare(ctx, &step.desc(), &callable), "rrt_callable_prepare");
-    if (trace != nullptr) {
-      trace->name_callable(rrt::CallableId{callable}, "decoder_step (program mode)",
-                           step.task_kernels());
-    }
-    StepBuffers buffers(ctx, model, step);
-    std::vector<float> logits(model.config.vocab_size);
-    std::uint32_t token = options.first_token;
-    out.tokens.push_back(token);
-    const auto start = Clock::now();
-    for (std::uint32_t pos = 0; pos < options.tokens; ++pos) {
-      const std::int32_t state[2] = {static_cast<std::int32_t>(token),
-                                     static_cast<std::int32_t>(pos)};
-      check(rrt_memcpy_h2d(ctx, buffers.state, state, sizeof state, nullptr), "rrt_memcpy_h2d");
-      run_step(ctx, callable, &buffers.run_args, step.task_kernels().size(), trace, pos);
-      check(rrt_memcpy_d2h(ctx, logits.data(), buffers.logits, logits.size() * sizeof(float),
-                           nullptr),
-            "rrt_memcpy_d2h");
-      token = llama::argmax(logits);
-      out.tokens.push_back(token);
-      out.logits.push_back(logits);
-    }
-    out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  rrt::Context ctx = create_context(options);
+  ctx.program_init();
+  rrt::CallableBuilder step = llama::decoder_step(model.config, model.layout());
+  const rrt::CallableId callable = ctx.prepare(step);
+  if (trace != nullptr) {
+    trace->name_callable(callable, "decoder_step (program mode)", step);
   }
-  check(rrt_context_destroy(ctx), "rrt_context_destroy");
+  StepBuffers buffers(ctx, model);
+  Decoded out;
+  std::vector<float> logits(model.config.vocab_size);
+  std::uint32_t token = options.first_token;
+  out.tokens.push_back(token);
+  const auto start = Clock::now();
+  for (std::uint32_t pos = 0; pos < options.tokens; ++pos) {
+    buffers.state.upload(std::vector<std::int32_t>{static_cast<std::int32_t>(token),
+                                                   static_cast<std::int32_t>(pos)});
+    if (trace == nullptr) {
+      ctx.run(callable, buffers.args);
+    } else {
+      const rrt::Trace::HostSlice slice(*trace, "run");
+      rrt::Run run = ctx.prepare_run(callable, buffers.args);
+      run.launch();
+      run.wait();
+      trace->add_device_work("run " + std::to_string(pos), {callable}, run.profile());
+      run.finalize();
+    }
+    buffers.logits.download(logits);
+    token = llama::argmax(logits);
+    out.tokens.push_back(token);
+    out.logits.push_back(logits);
+  }
+  out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return out;
 }
 
 // Kernel mode: the plan is fitted and frozen, one step (state upload, launch, logits
 // download) is captured once, and every token is one replay of that graph.
 Decoded decode_kernel_mode(const llama::Model &model, const Options &options, rrt::Trace *trace) {
-  rrt_context_t ctx = create_context(options);
-  Decoded out;
-  {
-    const llama::DecoderStep step(ctx, model.config, model.layout());
-    if (!step.ok()) {
-      std::fprintf(stderr, "llama-decoder: a built-in kernel is missing\n");
-      std::exit(1);
-    }
-    rrt_kernel_config_t config{};
-    config.struct_size = sizeof config;
-    config.context_generation = 0;  // the runtime picks a process-unique one
-    check(rrt_capacity_plan_fit(&step.desc(), &config.capacity), "rrt_capacity_plan_fit");
-    check(rrt_kernel_init(ctx, &config), "rrt_kernel_init");
-    std::int32_t callable = -1;
-    check(rrt_callable_prepare(ctx, &step.desc(), &callable), "rrt_callable_prepare");
-    if (trace != nullptr) {
-      trace->name_callable(rrt::CallableId{callable}, "decoder_step", step.task_kernels());
-    }
-    StepBuffers buffers(ctx, model, step);
-    rrt_stream_t stream = nullptr;
-    check(rrt_stream_create(ctx, &stream), "rrt_stream_create");
-
-    // The graph reads `state` and writes `logits` (host memory) at every replay.
-    std::int32_t state[2] = {0, 0};
-    std::vector<float> logits(model.config.vocab_size);
-    check(rrt_stream_begin_capture(stream), "rrt_stream_begin_capture");
-    check(rrt_memcpy_h2d(ctx, buffers.state, state, sizeof state, stream), "rrt_memcpy_h2d");
-    check(rrt_kernel_launch(ctx, callable, &buffers.run_args, stream), "rrt_kernel_launch");
-    check(rrt_memcpy_d2h(ctx, logits.data(), buffers.logits, logits.size() * sizeof(float), stream),
-          "rrt_memcpy_d2h");
-    rrt_graph_t graph = nullptr;
-    check(rrt_stream_end_capture(stream, &graph), "rrt_stream_end_capture");
-
-    rrt_stats_t before{};
-    before.struct_size = sizeof before;
-    check(rrt_context_stats(ctx, &before), "rrt_context_stats");
-    std::uint32_t token = options.first_token;
-    out.tokens.push_back(token);
-    const auto start = Clock::now();
-    for (std::uint32_t pos = 0; pos < options.tokens; ++pos) {
-      state[0] = static_cast<std::int32_t>(token);
-      state[1] = static_cast<std::int32_t>(pos);
-      traced(trace, "replay", [&] { check(rrt_graph_replay(graph, stream), "rrt_graph_replay"); });
-      traced(trace, "synchronize",
-             [&] { check(rrt_stream_synchronize(stream), "rrt_stream_synchronize"); });
-      if (trace != nullptr) {
-        trace->add_device_work("replay " + std::to_string(pos), {rrt::CallableId{callable}},
-                               task_timings(step.task_kernels().size(),
-                                            [ctx](rrt_task_timing_t *out, std::uint32_t capacity,
-                                                  std::uint32_t *count) {
-                                              return rrt_context_profile(ctx, out, capacity, count);
-                                            }));
-      }
-      token = llama::argmax(logits);
-      out.tokens.push_back(token);
-      out.logits.push_back(logits);
-    }
-    out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    rrt_stats_t after{};
-    after.struct_size = sizeof after;
-    check(rrt_context_stats(ctx, &after), "rrt_context_stats");
-    if (!options.quiet) {
-      std::printf(
-          "kernel mode: %llu bytes of runtime device memory for %zu bytes of weights; "
-          "%llu allocations during %u replays\n",
-          static_cast<unsigned long long>(after.live_bytes), model.weights.size() * sizeof(float),
-          static_cast<unsigned long long>(after.device_alloc_calls - before.device_alloc_calls),
-          options.tokens);
-    }
-    check(rrt_graph_destroy(graph), "rrt_graph_destroy");
-    check(rrt_stream_destroy(stream), "rrt_stream_destroy");
+  rrt::Context ctx = create_context(options);
+  rrt::CallableBuilder step = llama::decoder_step(model.config, model.layout());
+  ctx.kernel_init(ctx.fit_kernel_config({&step}));
+  const rrt::CallableId callable = ctx.prepare(step);
+  if (trace != nullptr) {
+    trace->name_callable(callable, "decoder_step", step);
   }
-  check(rrt_context_destroy(ctx), "rrt_context_destroy");
+  StepBuffers buffers(ctx, model);
+  rrt::Stream stream = ctx.stream();
+
+  // The graph reads `state` and writes `logits` (host memory) at every replay.
+  std::int32_t state[2] = {0, 0};
+  std::vector<float> logits(model.config.vocab_size);
+  const rrt::Graph graph = stream.capture([&] {
+    stream.upload(buffers.state, state, sizeof state);
+    ctx.launch(callable, buffers.args, stream);
+    stream.download(logits.data(), buffers.logits, logits.size() * sizeof(float));
+  });
+
+  const rrt_stats_t before = ctx.stats();
+  Decoded out;
+  std::uint32_t token = options.first_token;
+  out.tokens.push_back(token);
+  const auto start = Clock::now();
+  for (std::uint32_t pos = 0; pos < options.tokens; ++pos) {
+    state[0] = static_cast<std::int32_t>(token);
+    state[1] = static_cast<std::int32_t>(pos);
+    traced(trace, "replay", [&] { graph.replay(stream); });
+    traced(trace, "synchronize", [&] { stream.synchronize(); });
+    if (trace != nullptr) {
+      trace->add_device_work(ctx, "replay " + std::to_string(pos), {callable});
+    }
+    token = llama::argmax(logits);
+    out.tokens.push_back(token);
+    out.logits.push_back(logits);
+  }
+  out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const rrt_stats_t after = ctx.stats();
+  if (!options.quiet) {
+    std::printf(
+        "kernel mode: %llu bytes of runtime device memory for %zu bytes of weights; "
+        "%llu allocations during %u replays\n",
+        static_cast<unsigned long long>(after.live_bytes), model.weights.size() * sizeof(float),
+        static_cast<unsigned long long>(after.device_alloc_calls - before.device_alloc_calls),
+        options.tokens);
+  }
   return out;
 }
 
@@ -356,7 +257,7 @@ void print_tokens(const char *label, const std::vector<std::uint32_t> &tokens) {
   std::printf("\n");
 }
 
-// The decoder proper; a failing trace call throws (a failing C call exits in check()).
+// The decoder proper; a failing call throws rrt::Error.
 int decode(int argc, char **argv) {
   Options options;
   if (!parse(argc, argv, &options)) {
