@@ -405,19 +405,25 @@ class Stream {
   /* The two halves of capture(body), for a caller whose capture does not fit one scope (a
      binding's context manager). Begin and end must pair on this owner: record() and wait()
      note their events for the graph only between them, and a capture begun on the handle
-     through the C ABI is not this owner's to end. end_capture() ends the capture whether or not
-     it makes a graph and throws rrt::Error when it does not. discard_capture() ends a capture
-     and destroys its graph, and does nothing when no capture of this owner is in progress; the
-     destructor and destroy() call it. */
+     through the C ABI is not this owner's to end. end_capture() throws rrt::Error when it makes
+     no graph; the capture has then ended, except after RRT_ERR_INTERNAL (a host out-of-memory),
+     which leaves it going on the simulator: the owner then still counts itself capturing, so
+     end_capture() can be called again, and discard_capture() or the destructor ends it (on
+     CUDA, where that failure already ended it, they find nothing to end). discard_capture() ends a
+     capture and destroys its graph, and does nothing when no capture of this owner is in progress;
+     the destructor and destroy() call it. */
   void begin_capture() {
     detail::check(rrt_stream_begin_capture(handle_));
     capturing_ = true;
     captured_events_.clear();
   }
   Graph end_capture() {
-    capturing_ = false;
     rrt_graph_t graph = nullptr;
     const rrt_status_t ended = rrt_stream_end_capture(handle_, &graph);
+    if (ended == RRT_ERR_INTERNAL) {
+      detail::check(ended);
+    }
+    capturing_ = false;
     std::vector<std::shared_ptr<detail::EventState>> events = std::move(captured_events_);
     captured_events_.clear();
     detail::check(ended);

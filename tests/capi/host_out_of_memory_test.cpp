@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <replayrt/replayrt.h>
+#include <replayrt/replayrt.hpp>
 
 #include <gtest/gtest.h>
 
@@ -869,6 +870,37 @@ TEST(HostOutOfMemoryTest, AProgramRunThatRunsOutOfHostMemoryKeepsNoSlotHostBuild
   sweep_run_host_allocations(RRT_BIND_HOST_BUILD, true, true);
   sweep_run_host_allocations(RRT_BIND_HOST_BUILD, false, false);
   sweep_run_host_allocations(RRT_BIND_HOST_BUILD, true, false);
+}
+
+// The C++ API's stream owner (replayrt.hpp) when rrt_stream_end_capture runs out of host
+// memory: on the simulator the capture goes on, so the owner still counts itself capturing
+// (it notes the events the capture records, and its destructor would end the capture), and a
+// later end_capture() makes the graph.
+TEST(HostOutOfMemoryTest, TheCppStreamOwnerStillCapturesAfterEndCaptureRanOutOfHostMemory) {
+  rrt::Context ctx;
+  ctx.program_init();
+  rrt::Stream stream = ctx.stream();
+  const rrt::Event event = ctx.event();
+  stream.begin_capture();
+  stream.record(event);
+  rrt::Graph graph;
+  int failures = 0;
+  for (std::uint64_t n = 1; !graph && n < 256; ++n) {
+    try {
+      const NthHostAllocationFails failing(n, false);
+      graph = stream.end_capture();
+    } catch (const rrt::Error &error) {
+      ++failures;
+      EXPECT_EQ(error.code(), RRT_ERR_INTERNAL) << error.what();
+      EXPECT_TRUE(stream.capturing()) << "after failure " << failures;
+    }
+  }
+  ASSERT_TRUE(graph);
+  EXPECT_GT(failures, 0);
+  EXPECT_FALSE(stream.capturing());
+  graph.replay(stream);
+  stream.synchronize();
+  EXPECT_TRUE(event.query());
 }
 
 }  // namespace
