@@ -144,19 +144,26 @@ def decode(config, layout, weights, first_token, tokens, kernel_mode):
     buffers = step_buffers(ctx, config, weights)
     state, logits = buffers[2], buffers[3]
     stream = ctx.stream()
+    host_state = np.zeros(2, dtype=np.int32)
+    host_logits = np.zeros(config["vocab_size"], dtype=np.float32)
     graph = None
     if kernel_mode:
+        # The graph reads host_state and writes host_logits at every replay.
         with stream.capture() as graph:
+            stream.upload(state, host_state)
             ctx.launch(callable_, buffers, stream)
+            stream.download(host_logits, logits)
     out = [first_token]
     for pos in range(tokens):
-        state.upload(np.array([out[-1], pos], dtype=np.int32))
+        host_state[:] = (out[-1], pos)
         if kernel_mode:
             graph.replay(stream)
             stream.synchronize()
         else:
+            state.upload(host_state)
             ctx.run(callable_, buffers)
-        out.append(int(np.argmax(logits.numpy())))
+            host_logits = logits.numpy()
+        out.append(int(np.argmax(host_logits)))
     return out
 
 

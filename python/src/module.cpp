@@ -117,6 +117,24 @@ struct PythonArgs {
   py::list keep_alive;
 };
 
+// `value` as a HOST tensor, read (and, when `written`, written) in place: an array, or an
+// object numpy views without a copy (a CPU torch tensor), C-contiguous, and writable when
+// written. An object numpy could only copy (a list) would leave the results in the copy, so it
+// is refused. `what` names the argument in the TypeError.
+py::array host_array(const py::handle &value, bool written, const std::string &what) {
+  py::array array = py::array::ensure(value);
+  const bool copied = !py::isinstance<py::array>(value) && array && array.owndata();
+  if (!array || copied || (array.flags() & py::array::c_style) == 0) {
+    throw py::type_error("replayrt: " + what +
+                         " must be a DeviceArray, or a C-contiguous array or an object numpy "
+                         "views without a copy");
+  }
+  if (written && !array.writeable()) {
+    throw py::type_error("replayrt: " + what + " is written, so its array must be writable");
+  }
+  return array;
+}
+
 PythonArgs convert_args(const PythonCallable &callable, const py::sequence &values) {
   PythonArgs out;
   std::size_t param = 0;
@@ -131,23 +149,9 @@ PythonArgs convert_args(const PythonCallable &callable, const py::sequence &valu
     } else if (py::isinstance<py::float_>(value)) {
       out.args.scalar_f32(value.cast<float>());
     } else {
-      // An array, or an object numpy views without a copy (a CPU torch tensor), is a HOST
-      // tensor, read and written in place: it must be C-contiguous, and writable unless its
-      // parameter is IN (the C ABI writes only the others). An object numpy could only copy
-      // (a list) would leave the results in the copy, so it is refused.
-      py::array array = py::array::ensure(value);
-      const bool copied = !py::isinstance<py::array>(value) && array && array.owndata();
-      if (!array || copied || (array.flags() & py::array::c_style) == 0) {
-        throw py::type_error(
-            "replayrt: a tensor argument must be a DeviceArray, or a C-contiguous array or an "
-            "object numpy views without a copy");
-      }
       const bool read_only =
           param < callable.directions.size() && callable.directions[param] == RRT_DIR_IN;
-      if (!read_only && !array.writeable()) {
-        throw py::type_error("replayrt: parameter " + std::to_string(param) +
-                             " is written, so its array must be writable");
-      }
+      const py::array array = host_array(value, !read_only, "parameter " + std::to_string(param));
       // The runtime only reads an IN parameter's memory.
       out.args.host(const_cast<void *>(array.data()), static_cast<std::size_t>(array.nbytes()));
       out.keep_alive.append(array);
@@ -185,6 +189,23 @@ struct PythonGraph {
   py::list keep_alive;
   rrt::Graph graph;
 };
+
+// A copy moves exactly the device array's bytes.
+void require_same_bytes(const py::array &host, const DeviceArray &device) {
+  if (static_cast<std::size_t>(host.nbytes()) != device.buffer->size()) {
+    throw py::value_error("replayrt: a copy needs a host array of exactly the device array's " +
+                          std::to_string(device.buffer->size()) + " bytes, not " +
+                          std::to_string(host.nbytes()));
+  }
+}
+
+// What a stream copy holds until it has run (or, captured, for the graph's life).
+py::list both(const py::array &host, const py::object &device) {
+  py::list objects;
+  objects.append(host);
+  objects.append(device);
+  return objects;
+}
 
 // A prepared program-mode run. The run is destroyed first (finalizing it waits for its work),
 // and only then the arguments it reads and writes.
@@ -469,7 +490,28 @@ PYBIND11_MODULE(_replayrt, m) {
       .def("query", [](const PythonStream &s) { return s.stream.query(); })
       .def("record", [](PythonStream &s, const rrt::Event &e) { s.stream.record(e); })
       .def("wait", [](PythonStream &s, const rrt::Event &e) { s.stream.wait(e); })
-      .def("capture", [](const std::shared_ptr<PythonStream> &s) { return CaptureScope{s}; });
+      .def("capture", [](const std::shared_ptr<PythonStream> &s) { return CaptureScope{s}; })
+      .def(
+          "upload",
+          [](PythonStream &s, const py::object &destination, const py::object &source) {
+            const auto &device = destination.cast<const DeviceArray &>();
+            const py::array array = host_array(source, false, "an upload's source");
+            require_same_bytes(array, device);
+            s.stream.upload(*device.buffer, array.data(), device.buffer->size());
+            s.hold(both(array, destination));
+          },
+          py::arg("destination"), py::arg("source"))
+      .def(
+          "download",
+          [](PythonStream &s, const py::object &destination, const py::object &source) {
+            const auto &device = source.cast<const DeviceArray &>();
+            const py::array array = host_array(destination, true, "a download's destination");
+            require_same_bytes(array, device);
+            s.stream.download(const_cast<void *>(array.data()), *device.buffer,
+                              device.buffer->size());
+            s.hold(both(array, source));
+          },
+          py::arg("destination"), py::arg("source"));
 
   py::class_<PythonContext>(m, "Context")
       .def(py::init([](const std::string &platform, std::uint32_t workers, bool profiling) {
