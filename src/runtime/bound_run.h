@@ -65,6 +65,9 @@ struct BoundRun {
 
 // Enqueues `bound` on `stream`: its copies in, the launch of `executable` by `executor`, its
 // copies out. The first failed enqueue is returned; what was enqueued before it stays queued.
+// Inside a capture, a failed enqueue spoils the capture (end_capture then fails), whether it
+// returned its failure or threw; a throw is rethrown after that. This is the one place a
+// launch or a run launch spoils a capture.
 Status enqueue_bound(Executor &executor, const PreparedExecutable &executable,
                      const BoundRun &bound, Stream &stream);
 

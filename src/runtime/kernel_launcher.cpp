@@ -32,17 +32,7 @@ Status KernelLauncher::launch(std::int32_t callable_id, const CallableTable::Rec
     // staging, and the next stream's work must still follow it.
     order_.mark_last(caller);
   }
-  Status enqueued;
-  try {
-    enqueued = enqueue_bound(executor_, *record.executable, scratch_, caller);
-  } catch (...) {
-    // A failed enqueue status spoils a capture by itself; an exception does not.
-    if (capturing) {
-      caller.fail_enqueue(Status::error_without_detail(RRT_ERR_INTERNAL));
-    }
-    throw;
-  }
-  RRT_RETURN_IF_ERROR(enqueued);
+  RRT_RETURN_IF_ERROR(enqueue_bound(executor_, *record.executable, scratch_, caller));
   if (counts_records) {
     capture_profile_tasks_[&caller] = request.profile_offset + tasks;
   }

@@ -111,8 +111,7 @@ Status ProgramPipeline::enqueue_run(ProgramRun &run, Stream &target) {
 void ProgramPipeline::settle_failed_launch(ProgramRun &run, Stream &target) {
   run.state_ = ProgramRun::State::kFailed;
   if (run.captured_) {
-    // A status failure spoiled the capture already; an exception did not.
-    target.fail_enqueue(Status::error_without_detail(RRT_ERR_INTERNAL));
+    // enqueue_bound spoiled the capture.
     return;
   }
   (void)record_or_wait_idle(target, *slot_used_[static_cast<std::size_t>(run.slot_)]);

@@ -101,10 +101,10 @@ class ProgramPipeline {
   // The run's enqueues on `target`: ordering, the bound run, and (outside a capture) the
   // slot's done and use events. Requires the launch order's lock. May throw (host memory).
   Status enqueue_run(ProgramRun &run, Stream &target);
-  // After enqueue_run failed or threw part-way: the run is failed. Inside a capture, the
-  // capture is spoiled. Outside one, the slot's next prepare is made to wait for whatever was
-  // enqueued, by recording the slot's use or, if that fails too, by waiting until `target` is
-  // idle.
+  // After enqueue_run failed or threw part-way: the run is failed. Inside a capture,
+  // enqueue_bound has spoiled the capture. Outside one, the slot's next prepare is made to wait
+  // for whatever was enqueued, by recording the slot's use or, if that fails too, by waiting
+  // until `target` is idle.
   void settle_failed_launch(ProgramRun &run, Stream &target);
 
   Device &device_;

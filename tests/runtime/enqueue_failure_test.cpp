@@ -381,6 +381,44 @@ TEST_P(EnqueueFailureTest, ARunLaunchFailingAtAnyEnqueueKeepsTheSlotsNextPrepare
   }
 }
 
+// A program-mode run launch failing at any enqueue inside a capture spoils the capture and
+// nothing else: the run is failed and finalizes, and the next run on the stream computes.
+TEST_P(EnqueueFailureTest, ARunLaunchFailingAtAnEnqueueInsideACaptureSpoilsOnlyTheCapture) {
+  ASSERT_TRUE(engine_->program_init().is_ok());
+  std::int32_t id = -1;
+  ASSERT_TRUE(engine_->prepare_callable(swept_.spec(), &id).is_ok());
+  const auto begin_capture = [&] {
+    ASSERT_TRUE(engine_->before_capture(*a_).is_ok());
+    ASSERT_TRUE(a_->begin_capture().is_ok());
+    ASSERT_TRUE(engine_->run_prepare(id, host_args(1.0F), &run_).is_ok());
+  };
+  const std::uint64_t enqueues = enqueues_of([&] {
+    begin_capture();
+    ASSERT_TRUE(engine_->run_launch(*run_, a_.get()).is_ok());
+    std::unique_ptr<Graph> graph;
+    ASSERT_TRUE(a_->end_capture(&graph).is_ok());
+    ASSERT_NE(graph, nullptr);
+    ASSERT_TRUE(engine_->run_finalize(*run_).is_ok());
+  });
+  ASSERT_GE(enqueues, 3u);
+  for (std::uint64_t n = 1; n <= enqueues; ++n) {
+    SCOPED_TRACE(n);
+    ASSERT_NO_FATAL_FAILURE(begin_capture());
+    expect_fails_at_enqueue(n, [&] { return engine_->run_launch(*run_, a_.get()); });
+    std::unique_ptr<Graph> graph;
+    EXPECT_EQ(a_->end_capture(&graph).code(), RRT_ERR_INVALID_STATE)
+        << "the capture kept a run launch that failed part-way";
+    EXPECT_EQ(graph, nullptr);
+    EXPECT_TRUE(engine_->run_finalize(*run_).is_ok());
+    ASSERT_TRUE(engine_->run_prepare(id, host_args(2.0F), &run_).is_ok());
+    ASSERT_TRUE(engine_->run_launch(*run_, a_.get()).is_ok());
+    ASSERT_TRUE(engine_->run_wait(*run_).is_ok());
+    ASSERT_TRUE(engine_->run_finalize(*run_).is_ok());
+    EXPECT_FLOAT_EQ(out_[0], 6.0F);
+    EXPECT_FLOAT_EQ(out_[kN - 1], 6.0F);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Binds, EnqueueFailureTest,
     ::testing::Combine(::testing::Values(RRT_BIND_DEVICE_BUILD, RRT_BIND_HOST_BUILD),
