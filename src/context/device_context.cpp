@@ -212,9 +212,42 @@ SlotView &DeviceContext::slot(int slot) noexcept {
   return *slots_[static_cast<std::size_t>(slot)];
 }
 
-void DeviceContext::forget_images_if_moved(Slot &slot, const BankBases &before) noexcept {
-  if (slot.bank.bases() != before) {
+Status DeviceContext::plan_collectors(SlotPlacement &placement, std::uint32_t tasks,
+                                      std::uint32_t first_record) {
+  placement.profiled = profiling() && tasks != 0;
+  if (!placement.profiled) {
+    return Status::ok();
+  }
+  return profiling_collectors_.plan(placement.blocks, first_record + tasks);
+}
+
+Status DeviceContext::plan_definition(Slot &slot, SlotPlacement &placement, std::uint64_t key,
+                                      std::uint64_t bytes) {
+  placement.places_definition = true;
+  placement.definition = slot.definitions.plan(key, bytes);
+  return placement.blocks.add(slot.definitions.block(), placement.definition.required);
+}
+
+Status DeviceContext::stage_placement(Slot &slot, SlotPlacement &placement) {
+  RRT_RETURN_IF_ERROR(placement.blocks.stage());
+  if (placement.profiled) {
+    RRT_RETURN_IF_ERROR(profiling_collectors_.zero_staged());
+  }
+  placement.bases_before = slot.bank.bases();
+  return Status::ok();
+}
+
+void DeviceContext::publish_placement(Slot &slot, SlotPlacement &placement, std::uint64_t binding,
+                                      bool uploaded) noexcept {
+  placement.blocks.publish();
+  if (slot.bank.bases() != placement.bases_before) {
     slot.image_cache.invalidate_bank(slot.index());
+  }
+  if (placement.profiled) {
+    profiling_collectors_.latch_shape();
+  }
+  if (placement.places_definition) {
+    (void)slot.definitions.place(std::move(placement.definition), binding, uploaded);
   }
 }
 
@@ -232,31 +265,27 @@ Status DeviceContext::reserve_slot(Slot &slot, const SlotRequest &request, SlotG
       }
     }
   }
-  BlockTransaction txn;
-  if (profiled) {
-    RRT_RETURN_IF_ERROR(
-        profiling_collectors_.plan(txn, request.profile_offset + request.profile_tasks));
-  }
+  SlotPlacement placement;
+  RRT_RETURN_IF_ERROR(plan_collectors(placement, request.profile_tasks, request.profile_offset));
   GuardedBlock &staging = slot.staging(request.staging_kind);
   if (request.staging_bytes != 0) {
-    RRT_RETURN_IF_ERROR(txn.add(staging, request.staging_bytes));
+    RRT_RETURN_IF_ERROR(placement.blocks.add(staging, request.staging_bytes));
   }
   if (request.size_bank) {
-    RRT_RETURN_IF_ERROR(slot.bank.plan(txn, request.bank));
+    RRT_RETURN_IF_ERROR(slot.bank.plan(placement.blocks, request.bank));
   }
-  GraphDefinitionStore::Pending definition;
   if (request.place_definition) {
-    definition = slot.definitions.plan(request.definition_key, request.definition_bytes);
-    RRT_RETURN_IF_ERROR(txn.add(slot.definitions.block(), definition.required));
+    RRT_RETURN_IF_ERROR(
+        plan_definition(slot, placement, request.definition_key, request.definition_bytes));
   }
-  RRT_RETURN_IF_ERROR(txn.stage());
+  RRT_RETURN_IF_ERROR(stage_placement(slot, placement));
   if (profiled) {
-    RRT_RETURN_IF_ERROR(profiling_collectors_.zero_staged());
     grant->timings =
         profiling_collectors_.timings_after_publish(slot.index()) + request.profile_offset;
     grant->wall = profiling_collectors_.wall_after_publish(slot.index());
   }
   if (request.place_definition) {
+    const GraphDefinitionStore::Pending &definition = placement.definition;
     grant->definition = GraphDefinitionStore::Placement{
         slot.definitions.address_after_publish(definition),
         slot.definitions.needs_upload(definition, request.definition_binding), !definition.stored};
@@ -266,16 +295,7 @@ Status DeviceContext::reserve_slot(Slot &slot, const SlotRequest &request, SlotG
   if (request.fill) {
     RRT_RETURN_IF_ERROR(request.fill(*grant));
   }
-  const BankBases before = slot.bank.bases();
-  txn.publish();
-  forget_images_if_moved(slot, before);
-  if (profiled) {
-    profiling_collectors_.latch_shape();
-  }
-  if (request.place_definition) {
-    (void)slot.definitions.place(std::move(definition), request.definition_binding,
-                                 request.fill != nullptr);
-  }
+  publish_placement(slot, placement, request.definition_binding, request.fill != nullptr);
   return Status::ok();
 }
 
@@ -306,44 +326,30 @@ Status DeviceContext::ResidentTransaction::stage(const ResidentRequest &request)
   Slot &s = *context_.slots_[0];
   const std::uint64_t offset = align_up(context_.resident_used_, kResidentAlignment);
   pool_end_ = offset + request.pool_bytes;
-  profiled_ = context_.profiling() && request.profile_tasks != 0;
-  if (profiled_) {
-    RRT_RETURN_IF_ERROR(context_.profiling_collectors_.plan(blocks_, request.profile_tasks));
-  }
+  RRT_RETURN_IF_ERROR(context_.plan_collectors(placement_, request.profile_tasks, 0));
   if (request.place_definition) {
-    definition_ = s.definitions.plan(request.definition_key, request.definition_bytes);
-    RRT_RETURN_IF_ERROR(blocks_.add(s.definitions.block(), definition_.required));
+    RRT_RETURN_IF_ERROR(
+        context_.plan_definition(s, placement_, request.definition_key, request.definition_bytes));
   }
-  RRT_RETURN_IF_ERROR(s.bank.plan(blocks_, BankRequest{request.gm_heap, request.gm_sm,
-                                                       request.pool_bytes != 0 ? pool_end_ : 0}));
-  RRT_RETURN_IF_ERROR(blocks_.stage());
-  if (profiled_) {
-    RRT_RETURN_IF_ERROR(context_.profiling_collectors_.zero_staged());
-  }
-  bases_before_ = s.bank.bases();
+  RRT_RETURN_IF_ERROR(s.bank.plan(
+      placement_.blocks,
+      BankRequest{request.gm_heap, request.gm_sm, request.pool_bytes != 0 ? pool_end_ : 0}));
+  RRT_RETURN_IF_ERROR(context_.stage_placement(s, placement_));
   grant_ = ResidentGrant{};
   grant_.bases = s.bank.bases_after_publish();
   if (request.pool_bytes != 0) {
     grant_.pool = static_cast<std::byte *>(grant_.bases.runtime_pool) + offset;
   }
   if (request.place_definition) {
-    grant_.definition = s.definitions.address_after_publish(definition_);
+    grant_.definition = s.definitions.address_after_publish(placement_.definition);
   }
   return Status::ok();
 }
 
 void DeviceContext::ResidentTransaction::commit() noexcept {
-  Slot &s = *context_.slots_[0];
-  blocks_.publish();
-  context_.forget_images_if_moved(s, bases_before_);
-  if (profiled_) {
-    context_.profiling_collectors_.latch_shape();
-  }
+  context_.publish_placement(*context_.slots_[0], placement_, request_.definition_binding, true);
   if (request_.pool_bytes != 0) {
     context_.resident_used_ = pool_end_;
-  }
-  if (request_.place_definition) {
-    (void)s.definitions.place(std::move(definition_), request_.definition_binding, true);
   }
 }
 

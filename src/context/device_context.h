@@ -81,6 +81,17 @@ struct ResidentGrant {
   BankBases bases;
 };
 
+// What one placement in a pipeline slot (a program-mode reservation or a kernel-mode resident
+// placement) sizes as one transaction: its blocks, its graph definition's room, and whether it
+// sized the profiling collectors. DeviceContext plans, stages and publishes it.
+struct SlotPlacement {
+  BlockTransaction blocks;
+  GraphDefinitionStore::Pending definition;
+  BankBases bases_before;
+  bool profiled = false;
+  bool places_definition = false;
+};
+
 // Owns, per pipeline slot (kPipelineDepth of them; slot i uses arena bank i): an ArenaBank
 // with its PrebuiltImageCache, a retained-staging block, a graph-definition store and a
 // host-staging block; once for the context: the profiling collectors, the latch and the
@@ -170,13 +181,10 @@ class DeviceContext final : public BlockHost {
    private:
     DeviceContext &context_;
     std::unique_lock<std::mutex> lock_;
-    BlockTransaction blocks_;
-    GraphDefinitionStore::Pending definition_;
+    SlotPlacement placement_;
     ResidentRequest request_;
     ResidentGrant grant_;
-    BankBases bases_before_;
     std::uint64_t pool_end_ = 0;
-    bool profiled_ = false;
   };
 
   // Profiling is chosen once, before init.
@@ -201,7 +209,22 @@ class DeviceContext final : public BlockHost {
   class Slot;
 
   Status reserve_slot(Slot &slot, const SlotRequest &request, SlotGrant *grant);
-  void forget_images_if_moved(Slot &slot, const BankBases &before) noexcept;
+  // The steps every slot placement takes, in this order; each requires the lock.
+  //   plan_collectors   with profiling on and `tasks` != 0, the collectors for task records
+  //                     up to `first_record` + `tasks`;
+  //   plan_definition   room for the definition `key` of `bytes` in the slot's store;
+  //   ...               the caller plans the other blocks into placement.blocks;
+  //   stage_placement   stages every block planned and zeroes the staged collectors;
+  //   publish_placement publishes the blocks, forgets the slot's prebuilt images if its bank
+  //                     moved, latches the collectors' shape and places the definition with
+  //                     `binding` (`uploaded`: its contents are written). It cannot fail.
+  // A placement destroyed before it is published frees everything it staged.
+  Status plan_collectors(SlotPlacement &placement, std::uint32_t tasks, std::uint32_t first_record);
+  Status plan_definition(Slot &slot, SlotPlacement &placement, std::uint64_t key,
+                         std::uint64_t bytes);
+  Status stage_placement(Slot &slot, SlotPlacement &placement);
+  void publish_placement(Slot &slot, SlotPlacement &placement, std::uint64_t binding,
+                         bool uploaded) noexcept;
 
   Device &device_;
   ExecutionModeLatch latch_;
