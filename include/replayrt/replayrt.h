@@ -205,7 +205,10 @@ RRT_API rrt_status_t rrt_device_alloc(rrt_context_t ctx, size_t bytes, void **ou
    ordered with rrt_kernel_launch, rrt_run_launch and rrt_graph_replay on other threads: while
    it waits none of them is admitted, so one admitted before it has completed when the memory
    goes, and one admitted after it finds the buffer gone (a launch naming it is
-   RRT_ERR_INVALID_ARGUMENT, a replay of a graph that captured it RRT_ERR_STALE_ADDRESS). */
+   RRT_ERR_INVALID_ARGUMENT, a replay of a graph that captured it RRT_ERR_STALE_ADDRESS). The
+   wait holds the lock of the context's handle tables, so rrt_device_alloc, another
+   rrt_device_free, rrt_stream_create, rrt_stream_wrap_native and rrt_stream_destroy on the
+   same context wait for it too: do not free from work the context's streams run. */
 RRT_API rrt_status_t rrt_device_free(rrt_context_t ctx, void *device_ptr);
 /* stream NULL: synchronous, and not ordered with work queued on any stream (synchronize that
    stream first). With a stream: queued on it; on a capturing stream the copy is recorded, not
