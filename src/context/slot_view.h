@@ -4,9 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 
 #include "common/execution_mode.h"
+#include "common/function_ref.h"
 #include "common/status.h"
 #include "memory/arena_bank.h"
 #include "memory/graph_definition_store.h"
@@ -39,8 +39,9 @@ struct SlotRequest {
   // layout) after they are staged and before they are published; the grant holds the
   // addresses they will have. It runs under the context's lock, so it must not call the
   // context (the slot's upload() is fine). A failure or an exception leaves every block as
-  // before, and a definition it was asked for counts as uploaded once it returns OK.
-  std::function<Status(const SlotGrant &grant)> fill;
+  // before, and a definition it was asked for counts as uploaded once it returns OK. The
+  // callable it refers to must live until reserve() returns.
+  FunctionRef<Status(const SlotGrant &grant)> fill;
 };
 
 // Where the request landed. Null for what the request did not ask for; in kernel mode `bases`

@@ -61,7 +61,7 @@ Status DeviceBuildBind::bind(SlotView &slot, const BindRequest &request, BoundRu
   }
   // Program mode: the image is built and uploaded and the run encoded before the slot's
   // blocks publish, so a failure anywhere leaves the slot as it was.
-  reserve.fill = [&](const SlotGrant &staged) {
+  const auto fill = [&](const SlotGrant &staged) {
     stage_host_tensors(request, staged.staging, out);
     const void *image =
         static_cast<const std::byte *>(staged.bases.runtime_pool) + hit.image_offset;
@@ -78,6 +78,7 @@ Status DeviceBuildBind::bind(SlotView &slot, const BindRequest &request, BoundRu
                 staged, out);
     return Status::ok();
   };
+  reserve.fill = fill;
   RRT_RETURN_IF_ERROR(slot.reserve(reserve, &grant));
   if (!cached) {
     slot.remember_prebuilt(

@@ -111,7 +111,7 @@ Status HostBuildBind::bind(SlotView &slot, const BindRequest &request, BoundRun 
   // Program mode: the seed and the definition are uploaded and the run encoded before the
   // slot's blocks publish, so a failure anywhere leaves the slot (and the definition's key)
   // as it was.
-  reserve.fill = [&](const SlotGrant &staged) {
+  const auto fill = [&](const SlotGrant &staged) {
     stage_host_tensors(request, staged.staging, out);
     auto upload = [&](void *dst, const void *src, std::size_t bytes) {
       return slot.upload(dst, src, bytes);
@@ -129,6 +129,7 @@ Status HostBuildBind::bind(SlotView &slot, const BindRequest &request, BoundRun 
                 staged.bases.gm_heap, staged, out);
     return Status::ok();
   };
+  reserve.fill = fill;
   RRT_RETURN_IF_ERROR(slot.reserve(reserve, &grant));
   if (!seeded) {
     slot.remember_prebuilt(
