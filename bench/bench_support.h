@@ -4,7 +4,6 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -43,17 +42,11 @@ inline rrt_context_t make_context(unsigned workers) {
   return ctx;
 }
 
-// Kernel-mode context generations are process-unique; every kernel init takes the next one.
-inline std::uint64_t next_context_generation() {
-  static std::atomic<std::uint64_t> next{1};
-  return next.fetch_add(1, std::memory_order_relaxed);
-}
-
 // Latches KERNEL with a capacity plan that fits `desc` exactly.
 inline void kernel_init_for(rrt_context_t ctx, const rrt_callable_desc_t &desc) {
   rrt_kernel_config_t config{};
   config.struct_size = sizeof config;
-  config.context_generation = next_context_generation();
+  config.context_generation = 0;  // the runtime picks a process-unique one
   check(rrt_capacity_plan_fit(&desc, &config.capacity), "rrt_capacity_plan_fit");
   check(rrt_kernel_init(ctx, &config), "rrt_kernel_init");
 }

@@ -218,7 +218,7 @@ Status Engine::replay(const Graph &graph, Stream &stream, std::uint32_t profile_
     }
     // A program-mode graph may have been captured from either slot.
     if (replayed.is_ok() && !is_kernel()) {
-      replayed = pipeline_->record_replay(stream);
+      pipeline_->record_replay(stream);
     }
   } else {
     replayed = stream.replay(graph);

@@ -16,10 +16,14 @@ Status KernelLauncher::launch(std::int32_t callable_id, const CallableTable::Rec
   BindRequest request = bind_request(callable_id, record, args);
   // With profiling on, the launches one capture holds write their task records one after
   // another, or each from the first record on.
+  // The capture's count is in place before the enqueue, so nothing after it allocates.
   const bool counts_records = capturing && context_.profiling();
-  if (counts_records && !each_launch_from_the_first_record_) {
-    const auto held = capture_profile_tasks_.find(&caller);
-    request.profile_offset = held != capture_profile_tasks_.end() ? held->second : 0;
+  std::uint32_t *capture_tasks = nullptr;
+  if (counts_records) {
+    capture_tasks = &capture_profile_tasks_.try_emplace(&caller, 0).first->second;
+    if (!each_launch_from_the_first_record_) {
+      request.profile_offset = *capture_tasks;
+    }
   }
   {
     const LaunchScope scope(context_);
@@ -33,8 +37,8 @@ Status KernelLauncher::launch(std::int32_t callable_id, const CallableTable::Rec
     order_.mark_last(caller);
   }
   RRT_RETURN_IF_ERROR(enqueue_bound(executor_, *record.executable, scratch_, caller));
-  if (counts_records) {
-    capture_profile_tasks_[&caller] = request.profile_offset + tasks;
+  if (capture_tasks != nullptr) {
+    *capture_tasks = request.profile_offset + tasks;
   }
   if (!capturing) {
     last_profile_tasks_ = tasks;

@@ -8,6 +8,32 @@
 
 namespace replayrt {
 
+namespace {
+
+// A claimed pipeline slot that goes back to the context when the claim ends (an early return
+// or an exception) unless keep() handed it to the run being published.
+class SlotClaim {
+ public:
+  SlotClaim(DeviceContext &context, int slot) noexcept : context_(context), slot_(slot) {}
+  ~SlotClaim() {
+    if (slot_ >= 0) {
+      context_.release_slot(slot_);
+    }
+  }
+  SlotClaim(const SlotClaim &) = delete;
+  SlotClaim &operator=(const SlotClaim &) = delete;
+  SlotClaim(SlotClaim &&) = delete;
+  SlotClaim &operator=(SlotClaim &&) = delete;
+
+  void keep() noexcept { slot_ = -1; }
+
+ private:
+  DeviceContext &context_;
+  int slot_;
+};
+
+}  // namespace
+
 Status ProgramPipeline::create(Device &device, DeviceContext &context, Executor &executor,
                                LaunchOrder &order, std::unique_ptr<ProgramPipeline> *out) {
   std::unique_ptr<ProgramPipeline> pipeline(new ProgramPipeline(device, context, executor, order));
@@ -34,24 +60,22 @@ Status ProgramPipeline::prepare(std::int32_t callable_id, const CallableTable::R
   RRT_RETURN_IF_ERROR(validate_run_args(*record.callable, args, device_));
   std::vector<CapturedAddress> device_tensors = device_tensor_allocations(args, device_);
 
+  auto run = std::make_unique<ProgramRun>();
   int slot = -1;
   RRT_RETURN_IF_ERROR(context_.claim_slot(&slot));
+  SlotClaim claim(context_, slot);
   // The slot's blocks may still be in use by a replay or an earlier run; the bind may upload
   // into them.
   slot_used_[static_cast<std::size_t>(slot)]->wait();
-  auto run = std::make_unique<ProgramRun>();
   run->slot_ = slot;
   run->callable_ = record.callable;
   run->executable_ = record.executable;
   run->strategy_ = &bind_strategy(record.callable->bind());
   run->device_tensors_ = std::move(device_tensors);
   run->session_ = session;
-  Status bound = run->strategy_->bind(context_.slot(slot), bind_request(callable_id, record, args),
-                                      &run->bound_);
-  if (!bound.is_ok()) {
-    context_.release_slot(slot);
-    return bound;
-  }
+  RRT_RETURN_IF_ERROR(run->strategy_->bind(context_.slot(slot),
+                                           bind_request(callable_id, record, args), &run->bound_));
+  claim.keep();
   *out = std::move(run);
   return Status::ok();
 }
@@ -167,11 +191,10 @@ Status ProgramPipeline::profile(const ProgramRun &run, std::uint64_t session,
   return Status::ok();
 }
 
-Status ProgramPipeline::record_replay(Stream &stream) {
+void ProgramPipeline::record_replay(Stream &stream) noexcept {
   for (auto &used : slot_used_) {
-    RRT_RETURN_IF_ERROR(stream.record_event(*used));
+    (void)record_or_wait_idle(stream, *used);
   }
-  return Status::ok();
 }
 
 Status ProgramPipeline::synchronize_own_streams() {

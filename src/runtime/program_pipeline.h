@@ -86,8 +86,10 @@ class ProgramPipeline {
   Status profile(const ProgramRun &run, std::uint64_t session, LaunchProfile *out) const;
 
   // Requires the launch order's lock. A program-mode replay on `stream` may use either
-  // slot's blocks: the next prepare of each slot waits for it.
-  Status record_replay(Stream &stream);
+  // slot's blocks: the next prepare of each slot waits for it. Runs after the replay reached
+  // the stream, so it cannot fail: where a slot's mark cannot be recorded, it waits until the
+  // stream is idle instead (record_or_wait_idle).
+  void record_replay(Stream &stream) noexcept;
   // Synchronizes every own stream; the first failure pending on one of them.
   Status synchronize_own_streams();
   // Waits until every own stream is idle (reporting no failure).

@@ -3,7 +3,6 @@
 // last-error detail (a message that starts with the function's name), writes no
 // out-parameter, and leaves every state the API lets a caller observe as it was: the context
 // statistics, the latched mode, the handles it holds, and the results of the work that follows.
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -57,12 +56,6 @@ template <class Enum>
 void store_raw(Enum *field, std::int32_t value) {
   static_assert(sizeof(Enum) == sizeof value);
   std::memcpy(field, &value, sizeof value);
-}
-
-// Kernel-mode context generations are process-unique: every kernel init takes a fresh one.
-std::uint64_t unique_generation() {
-  static std::atomic<std::uint64_t> next{0xab1000};
-  return next.fetch_add(1);
 }
 
 // Records a failure of some function other than `function`, so that a detail left over from an
@@ -128,7 +121,7 @@ rrt_context_t create_context() {
 rrt_kernel_config_t kernel_config(const rrt_capacity_plan_t &plan) {
   rrt_kernel_config_t config{};
   config.struct_size = sizeof config;
-  config.context_generation = unique_generation();
+  config.context_generation = 0;  // the runtime picks a process-unique one
   config.capacity = plan;
   return config;
 }
@@ -640,7 +633,8 @@ TEST_F(AbiContextTest, KernelInitRejectsANullOrShortConfigAndLeavesTheContextReu
 }
 
 TEST_F(AbiContextTest, KernelInitRejectsAContextGenerationAlreadyUsedInTheProcess) {
-  const rrt_kernel_config_t config = kernel_config({});
+  rrt_kernel_config_t config = kernel_config({});
+  config.context_generation = 0xab2000;  // explicit, and claimed by no other test
   rrt_context_t first = create_context();
   ASSERT_EQ(rrt_kernel_init(first, &config), RRT_OK) << last_message();
   EXPECT_REJECTED(RRT_ERR_INVALID_ARGUMENT, rrt_kernel_init, ctx_, &config);
@@ -719,6 +713,8 @@ TEST_F(AbiContextTest, AFailedKernelInitLeavesNothingAllocatedAndTheContextReusa
   // Every region but the last stages first; the last one cannot be allocated.
   rrt_kernel_config_t config =
       kernel_config({4096, 4096, 4096, 4096, 4096, std::uint64_t{1} << 41});
+  // An explicit generation no other test claims: the failed init must give it back.
+  config.context_generation = 0xab1000;
   const rrt_stats_t before = stats_of(ctx_);
   EXPECT_REJECTED(RRT_ERR_OUT_OF_MEMORY, rrt_kernel_init, ctx_, &config);
   const rrt_stats_t after = stats_of(ctx_);

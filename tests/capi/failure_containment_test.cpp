@@ -342,8 +342,8 @@ TEST(FailureContainmentTest, AStaleReplayEnqueuesNothingOnAnyStream) {
 }
 
 // A program-mode run with a HOST input whose DEVICE output was freed after prepare is refused
-// at launch before any of its work reaches the capturing stream: the capture goes on and ends
-// in a graph of the launch that succeeded after it.
+// at launch before any of its work reaches the capturing stream: the run stays prepared, the
+// capture goes on and ends in a graph of the launch that succeeded after it.
 TEST(FailureContainmentTest,
      ARefusedCapturedLaunchLeavesTheCaptureGoingWithTheLaunchesThatSucceed) {
   Containment c(RRT_MODE_PROGRAM);
@@ -374,6 +374,9 @@ TEST(FailureContainmentTest,
 
   rrt_stream_t stream = c.stream();
   ASSERT_EQ(rrt_stream_begin_capture(stream), RRT_OK);
+  EXPECT_EQ(rrt_run_launch(run, stream), RRT_ERR_INVALID_ARGUMENT);
+  // The run stays prepared: it was not launched, and a launch again meets the same check.
+  EXPECT_EQ(rrt_run_wait(run), RRT_ERR_INVALID_STATE);
   EXPECT_EQ(rrt_run_launch(run, stream), RRT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(rrt_run_finalize(run), RRT_OK);
 

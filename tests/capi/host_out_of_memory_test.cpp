@@ -372,9 +372,8 @@ struct RampArgs {
 
 // Every host allocation of a kernel-mode launch fails in turn (alone, or with every one after
 // it). A failed launch returns an error and never terminates; nothing published changes; the
-// stream runs on, and both callables launch and compute. (Inside a capture, a failure before
-// the launch reaches the stream leaves the capture going, by the header's rule, so the C ABI
-// cannot tell it from one after: EnqueueFailureTest covers captures with thrown enqueues.)
+// stream runs on, and both callables launch and compute. (Launches inside a capture:
+// sweep_captured_launch_host_allocations.)
 void sweep_launch_host_allocations(rrt_bind_strategy_t bind, bool persists) {
   std::uint64_t allocations = 0;
   {
@@ -772,9 +771,77 @@ TEST(HostOutOfMemoryTest, ACapturedEventRecordThatRunsOutOfHostMemoryLeavesNothi
   sweep_captured_event_record_host_allocations(true);
 }
 
-// A program-mode context with A and B prepared, before any run.
+// Every host allocation of a profiled kernel-mode launch inside a capture fails in turn (alone,
+// or with every one after it), the first launch the capture holds (its task-record count is
+// new). A failed launch either spoils the capture or leaves nothing of itself in it; the
+// context then prepares and computes both callables.
+void sweep_captured_launch_host_allocations(rrt_bind_strategy_t bind, bool persists) {
+  std::uint64_t allocations = 0;
+  {
+    KernelContext clean(bind);
+    std::int32_t b_id = -1;
+    std::int32_t id = -1;
+    ASSERT_EQ(rrt_callable_prepare(clean.ctx, clean.b->desc(), &b_id), RRT_OK);
+    ASSERT_EQ(rrt_callable_prepare(clean.ctx, clean.a->desc(), &id), RRT_OK);
+    RampArgs ramp;
+    ASSERT_EQ(rrt_stream_begin_capture(clean.stream), RRT_OK);
+    allocations_counted = 0;
+    ASSERT_EQ(rrt_kernel_launch(clean.ctx, id, &ramp.args, clean.stream), RRT_OK) << last_message();
+    allocations = allocations_counted;
+    rrt_graph_t graph = nullptr;
+    ASSERT_EQ(rrt_stream_end_capture(clean.stream, &graph), RRT_OK) << last_message();
+    EXPECT_GE(graph_operations(graph), 1u);
+    EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
+  }
+  ASSERT_GE(allocations, 1u) << "the captured launch allocates no host memory: nothing to sweep";
+  int failures = 0;
+  for (std::uint64_t n = 1; n <= allocations; ++n) {
+    SCOPED_TRACE(::testing::Message() << "failing host allocation " << n << " of " << allocations);
+    KernelContext k(bind);
+    std::int32_t b_id = -1;
+    std::int32_t id = -1;
+    ASSERT_EQ(rrt_callable_prepare(k.ctx, k.b->desc(), &b_id), RRT_OK);
+    ASSERT_EQ(rrt_callable_prepare(k.ctx, k.a->desc(), &id), RRT_OK);
+    RampArgs ramp;
+    ASSERT_EQ(rrt_stream_begin_capture(k.stream), RRT_OK);
+    rrt_status_t status = RRT_OK;
+    {
+      const NthHostAllocationFails failing(n, persists);
+      status = rrt_kernel_launch(k.ctx, id, &ramp.args, k.stream);
+    }
+    rrt_graph_t graph = nullptr;
+    const rrt_status_t ended = rrt_stream_end_capture(k.stream, &graph);
+    if (status == RRT_OK) {
+      ASSERT_EQ(ended, RRT_OK) << last_message();
+      EXPECT_GE(graph_operations(graph), 1u);
+      EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
+      continue;
+    }
+    ++failures;
+    EXPECT_TRUE(status == RRT_ERR_INTERNAL || status == RRT_ERR_OUT_OF_MEMORY) << status;
+    if (ended == RRT_OK) {
+      EXPECT_EQ(graph_operations(graph), 0u) << "the failed launch was captured";
+      EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
+    } else {
+      EXPECT_EQ(ended, RRT_ERR_INVALID_STATE) << last_message();
+      EXPECT_EQ(graph, nullptr);
+    }
+    k.expect_launch_computes(b_id, k.b->factor());
+    k.expect_launch_computes(id, k.a->factor());
+  }
+  EXPECT_GE(failures, 1) << "no host allocation of the captured launch could fail";
+}
+
+TEST(HostOutOfMemoryTest, ACapturedLaunchThatRunsOutOfHostMemoryLeavesNothingInTheCapture) {
+  sweep_captured_launch_host_allocations(RRT_BIND_DEVICE_BUILD, false);
+  sweep_captured_launch_host_allocations(RRT_BIND_DEVICE_BUILD, true);
+  sweep_captured_launch_host_allocations(RRT_BIND_HOST_BUILD, false);
+  sweep_captured_launch_host_allocations(RRT_BIND_HOST_BUILD, true);
+}
+
+// A program-mode context with A and B (prepared unless `prepared` is false), before any run.
 struct ProgramContext {
-  explicit ProgramContext(rrt_bind_strategy_t bind) {
+  explicit ProgramContext(rrt_bind_strategy_t bind, bool prepared = true) {
     rrt_context_options_t options{};
     options.struct_size = sizeof options;
     options.platform = RRT_PLATFORM_SIM;
@@ -782,14 +849,20 @@ struct ProgramContext {
     EXPECT_EQ(rrt_program_init(ctx), RRT_OK);
     a = std::make_unique<Doublings>(ctx, bind, 1);
     b = std::make_unique<Doublings>(ctx, bind, 2);
-    EXPECT_EQ(rrt_callable_prepare(ctx, a->desc(), &a_id), RRT_OK);
-    EXPECT_EQ(rrt_callable_prepare(ctx, b->desc(), &b_id), RRT_OK);
+    if (prepared) {
+      prepare_both();
+    }
   }
   ~ProgramContext() { EXPECT_EQ(rrt_context_destroy(ctx), RRT_OK); }
   ProgramContext(const ProgramContext &) = delete;
   ProgramContext &operator=(const ProgramContext &) = delete;
   ProgramContext(ProgramContext &&) = delete;
   ProgramContext &operator=(ProgramContext &&) = delete;
+
+  void prepare_both() {
+    EXPECT_EQ(rrt_callable_prepare(ctx, a->desc(), &a_id), RRT_OK) << last_message();
+    EXPECT_EQ(rrt_callable_prepare(ctx, b->desc(), &b_id), RRT_OK) << last_message();
+  }
 
   rrt_context_t ctx = nullptr;
   std::unique_ptr<Doublings> a;
@@ -798,10 +871,61 @@ struct ProgramContext {
   std::int32_t b_id = -1;
 };
 
+// Every host allocation of a program-mode rrt_callable_prepare fails in turn (alone, or with
+// every one after it). A failed prepare returns an error, never terminates, changes no region
+// and adds no callable; A and B then prepare, and both run and compute.
+void sweep_program_prepare_host_allocations(rrt_bind_strategy_t bind, bool persists) {
+  std::uint64_t allocations = 0;
+  {
+    ProgramContext clean(bind, false);
+    allocations_counted = 0;
+    std::int32_t id = -1;
+    ASSERT_EQ(rrt_callable_prepare(clean.ctx, clean.a->desc(), &id), RRT_OK);
+    allocations = allocations_counted;
+  }
+  ASSERT_GE(allocations, 1u);
+  int failures = 0;
+  for (std::uint64_t n = 1; n <= allocations; ++n) {
+    SCOPED_TRACE(::testing::Message() << "failing host allocation " << n << " of " << allocations);
+    ProgramContext p(bind, false);
+    const rrt_stats_t before = stats_of(p.ctx);
+    std::int32_t id = -1;
+    rrt_status_t status = RRT_OK;
+    {
+      const NthHostAllocationFails failing(n, persists);
+      status = rrt_callable_prepare(p.ctx, p.a->desc(), &id);
+    }
+    if (status == RRT_OK) {
+      continue;  // the allocation was one whose failure the call absorbs
+    }
+    ++failures;
+    EXPECT_TRUE(status == RRT_ERR_INTERNAL || status == RRT_ERR_OUT_OF_MEMORY) << status;
+    expect_unchanged(before, stats_of(p.ctx));
+    ASSERT_NO_FATAL_FAILURE(p.prepare_both());
+    EXPECT_EQ(p.a_id, 0) << "the failed prepare kept a callable id";
+    EXPECT_EQ(p.b_id, 1);
+    RampArgs a_ramp;
+    ASSERT_EQ(rrt_run(p.ctx, p.a_id, &a_ramp.args), RRT_OK) << last_message();
+    ASSERT_NO_FATAL_FAILURE(a_ramp.expect_computed(p.a->factor()));
+    RampArgs b_ramp;
+    ASSERT_EQ(rrt_run(p.ctx, p.b_id, &b_ramp.args), RRT_OK) << last_message();
+    ASSERT_NO_FATAL_FAILURE(b_ramp.expect_computed(p.b->factor()));
+  }
+  EXPECT_GE(failures, 1) << "no host allocation of the prepare could fail";
+}
+
+TEST(HostOutOfMemoryTest, AProgramModePrepareThatRunsOutOfHostMemoryAddsNothing) {
+  for (const rrt_bind_strategy_t bind : {RRT_BIND_DEVICE_BUILD, RRT_BIND_HOST_BUILD}) {
+    sweep_program_prepare_host_allocations(bind, false);
+    sweep_program_prepare_host_allocations(bind, true);
+  }
+}
+
 // Every host allocation of a program-mode rrt_run fails in turn (alone, or with every one after
 // it), on the first run of the context (which sizes the slot's buffers) and on a later one. A
-// failed run returns an error and never terminates, keeps no pipeline slot, and both callables
-// then run and compute, more times than there are slots. Each region holds what it held before
+// failed run returns an error and never terminates, keeps no pipeline slot (A and B then hold
+// both slots at once), and both callables then run and compute, more times than there are
+// slots. Each region holds what it held before
 // or, when the failure came after the run's prepare, what a successful run leaves.
 void sweep_run_host_allocations(rrt_bind_strategy_t bind, bool persists, bool first_run) {
   std::uint64_t allocations = 0;
@@ -845,6 +969,21 @@ void sweep_run_host_allocations(rrt_bind_strategy_t bind, bool persists, bool fi
       EXPECT_TRUE(capacity == before.regions[point].capacity_bytes ||
                   capacity == clean_after.regions[point].capacity_bytes)
           << point << ": " << capacity;
+    }
+    {
+      // Both pipeline slots at once: a slot the failed run kept would refuse the second.
+      RampArgs a_ramp;
+      RampArgs b_ramp;
+      rrt_run_t a_run = nullptr;
+      rrt_run_t b_run = nullptr;
+      ASSERT_EQ(rrt_run_prepare(p.ctx, p.a_id, &a_ramp.args, &a_run), RRT_OK) << last_message();
+      ASSERT_EQ(rrt_run_prepare(p.ctx, p.b_id, &b_ramp.args, &b_run), RRT_OK) << last_message();
+      ASSERT_EQ(rrt_run_launch(a_run, nullptr), RRT_OK) << last_message();
+      ASSERT_EQ(rrt_run_launch(b_run, nullptr), RRT_OK) << last_message();
+      EXPECT_EQ(rrt_run_finalize(a_run), RRT_OK) << last_message();
+      EXPECT_EQ(rrt_run_finalize(b_run), RRT_OK) << last_message();
+      ASSERT_NO_FATAL_FAILURE(a_ramp.expect_computed(p.a->factor()));
+      ASSERT_NO_FATAL_FAILURE(b_ramp.expect_computed(p.b->factor()));
     }
     for (int round = 0; round < 3; ++round) {
       RampArgs b_ramp;

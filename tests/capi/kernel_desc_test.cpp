@@ -290,8 +290,6 @@ class FanOutOverOneTensor {
   rrt_callable_desc_t desc_{};
 };
 
-std::uint64_t next_fit_generation = std::uint64_t{7} << 20;
-
 // A simulator context with "doubling" registered from its descriptor, and the fan-out callable.
 struct DescriptorContext {
   DescriptorContext() {
@@ -319,7 +317,7 @@ struct DescriptorContext {
                            : rrt_kernel_config_fit(descs, 1, &config),
               RRT_OK)
         << last_message();
-    config.context_generation = next_fit_generation++;
+    config.context_generation = 0;  // the runtime picks a process-unique one
     return config;
   }
 

@@ -204,8 +204,7 @@ TEST(ProfilingTest, KernelModeProfilesReplaysWithinTheFrozenShape) {
   Chain chain(ctx, 5);
   rrt_kernel_config_t config{};
   config.struct_size = sizeof config;
-  static std::uint64_t generation = 0x9f0f1100;
-  config.context_generation = ++generation;
+  config.context_generation = 0;  // the runtime picks a process-unique one
   config.profiling_task_capacity = 8;
   ASSERT_EQ(rrt_capacity_plan_fit(chain.desc(), &config.capacity), RRT_OK);
   ASSERT_EQ(rrt_kernel_init(ctx, &config), RRT_OK);

@@ -4,6 +4,7 @@
 // region's capacity, use and base changes, every bank base, the live bytes); what it enqueued
 // before the failure stays queued, and later work is still ordered after that work: another
 // stream's next launch, and the slot's next program-mode prepare.
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -378,6 +380,70 @@ TEST_P(EnqueueFailureTest, ARunLaunchFailingAtAnyEnqueueKeepsTheSlotsNextPrepare
     ASSERT_TRUE(engine_->run_finalize(*next).is_ok());
     EXPECT_FLOAT_EQ(next_out[0], 12.0F);
     EXPECT_FLOAT_EQ(next_out[kN - 1], 12.0F);
+  }
+}
+
+// A program-mode replay on b whose marking of the pipeline slots fails (the enqueues after the
+// graph's: one event record per slot), by a returned status or a thrown std::bad_alloc. The
+// graph is queued (behind a gate here, opened from another thread), so the replay returns OK,
+// and a prepare on either slot that follows it does not return before the replay's work has
+// run: that work reads the slot's buffers, which the prepare may resize.
+TEST_P(EnqueueFailureTest, AProgramModeReplayWhoseSlotMarkFailsStillOrdersTheNextPrepare) {
+  ASSERT_TRUE(engine_->program_init().is_ok());
+  std::int32_t id = -1;
+  ASSERT_TRUE(engine_->prepare_callable(swept_.spec(), &id).is_ok());
+  ASSERT_TRUE(engine_->before_capture(*a_).is_ok());
+  ASSERT_TRUE(a_->begin_capture().is_ok());
+  ASSERT_TRUE(engine_->run_prepare(id, host_args(1.0F), &run_).is_ok());
+  ASSERT_TRUE(engine_->run_launch(*run_, a_.get()).is_ok());
+  ASSERT_TRUE(a_->end_capture(&graph_).is_ok());
+  ASSERT_TRUE(engine_->run_finalize(*run_).is_ok());
+  const std::uint64_t enqueues = enqueues_of([&] {
+    ASSERT_TRUE(engine_->replay(*graph_, *b_).is_ok());
+    ASSERT_TRUE(b_->synchronize().is_ok());
+  });
+  ASSERT_GE(enqueues, static_cast<std::uint64_t>(DeviceContext::kPipelineDepth) + 1);
+  std::vector<float> next_in(kN, 4.0F);
+  std::vector<float> next_out(kN, -1.0F);
+  const std::vector<TensorArg> next_tensors = {{next_in.data(), kN * 4, RRT_SPACE_HOST},
+                                               {next_out.data(), kN * 4, RRT_SPACE_HOST}};
+  const RunArgsView next_args{next_tensors, {}};
+  for (int held_slots = 0; held_slots < DeviceContext::kPipelineDepth; ++held_slots) {
+    for (int mark = 0; mark < DeviceContext::kPipelineDepth; ++mark) {
+      const std::uint64_t n = enqueues - DeviceContext::kPipelineDepth + 1 + mark;
+      SCOPED_TRACE(::testing::Message() << "slots held " << held_slots << ", failing enqueue " << n
+                                        << " of " << enqueues);
+      // Slots below held_slots are taken first, so the prepare after the replay gets the next.
+      std::vector<std::unique_ptr<ProgramRun>> held(static_cast<std::size_t>(held_slots));
+      for (auto &run : held) {
+        ASSERT_TRUE(engine_->run_prepare(id, next_args, &run).is_ok());
+      }
+      std::fill(out_.begin(), out_.end(), -1.0F);
+      Gate &gate = new_gate();
+      ASSERT_TRUE(gate.block(*b_).is_ok());
+      std::future<void> opener = std::async(std::launch::async, [&gate] {
+        std::this_thread::sleep_for(kBlockedFor);
+        gate.open();
+      });
+      if (std::get<1>(GetParam()) == Failure::kStatus) {
+        faults_->fail_nth_enqueue(n);
+      } else {
+        faults_->throw_on_nth_enqueue(n);
+      }
+      const Status replayed = engine_->replay(*graph_, *b_);
+      faults_->clear_faults();
+      EXPECT_TRUE(replayed.is_ok()) << replayed.message();
+      std::unique_ptr<ProgramRun> next;
+      ASSERT_TRUE(engine_->run_prepare(id, next_args, &next).is_ok());
+      EXPECT_FLOAT_EQ(out_[0], 3.0F) << "the prepare returned before the replay's work ran";
+      EXPECT_FLOAT_EQ(out_[kN - 1], 3.0F);
+      opener.get();
+      ASSERT_TRUE(b_->synchronize().is_ok());
+      EXPECT_TRUE(engine_->run_finalize(*next).is_ok());
+      for (auto &run : held) {
+        EXPECT_TRUE(engine_->run_finalize(*run).is_ok());
+      }
+    }
   }
 }
 
