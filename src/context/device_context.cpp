@@ -299,7 +299,8 @@ Status DeviceContext::reserve_slot(Slot &slot, const SlotRequest &request, SlotG
   return Status::ok();
 }
 
-Status DeviceContext::commit_capacity_plan(const CapacityPlan &plan, std::uint32_t profile_tasks) {
+Status DeviceContext::commit_capacity_plan(const CapacityPlan &plan, std::uint32_t profile_tasks,
+                                           FunctionRef<Status()> decide) {
   const std::lock_guard<std::mutex> lock(mutex_);
   Slot &s = *slots_[0];
   BlockTransaction txn;
@@ -313,6 +314,7 @@ Status DeviceContext::commit_capacity_plan(const CapacityPlan &plan, std::uint32
   }
   RRT_RETURN_IF_ERROR(txn.stage());
   RRT_RETURN_IF_ERROR(profiling_collectors_.zero_staged());
+  RRT_RETURN_IF_ERROR(decide());
   txn.publish();
   profiling_collectors_.latch_shape();
   return Status::ok();

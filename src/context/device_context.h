@@ -12,6 +12,7 @@
 #include <replayrt/values.h>
 
 #include "common/align.h"
+#include "common/function_ref.h"
 #include "common/growth_point.h"
 #include "context/capacity_plan.h"
 #include "context/execution_mode_latch.h"
@@ -145,8 +146,11 @@ class DeviceContext final : public BlockHost {
 
   // Kernel init: commits `plan` as one transaction (bank 0; slot 0's retained staging,
   // graph-definition store and host staging; the collectors for `profile_tasks` tasks when
-  // profiling is on). On failure nothing stays allocated.
-  Status commit_capacity_plan(const CapacityPlan &plan, std::uint32_t profile_tasks);
+  // profiling is on). `decide` runs once everything is staged and zeroed and before anything
+  // is published: it is the caller's commit point, and only what cannot fail runs after it.
+  // A failure or a throw anywhere, `decide` included, leaves nothing allocated.
+  Status commit_capacity_plan(const CapacityPlan &plan, std::uint32_t profile_tasks,
+                              FunctionRef<Status()> decide);
 
   // Kernel mode, outside launches: places a prepared callable in the frozen capacity, as one
   // transaction from construction to commit().

@@ -72,18 +72,16 @@ Status Engine::kernel_init(const CapacityPlan &plan, std::uint64_t context_gener
                          "kernel init accepts only a context that was never initialized; this "
                          "one was already initialized");
   }
-  std::uint64_t generation = 0;
-  RRT_RETURN_IF_ERROR(generations_.claim(context_generation, &generation));
-  // Nothing is published before the latch, so a failed commit leaves the engine as created.
-  Status committed = context_.commit_capacity_plan(plan, profile_tasks);
-  if (committed.is_ok()) {
-    committed = context_.latch().latch(ExecutionMode::kKernel);
-  }
+  GenerationClaim generation(generations_);
+  RRT_RETURN_IF_ERROR(generation.claim(context_generation));
+  // The latch is the commit point: the plan is staged before it and published after it, so a
+  // failure or a throw on any path leaves the engine as created and the generation unclaimed.
+  auto latch_kernel_mode = [this] { return context_.latch().latch(ExecutionMode::kKernel); };
+  Status committed = context_.commit_capacity_plan(plan, profile_tasks, latch_kernel_mode);
   if (!committed.is_ok()) {
-    context_.release_all();
-    generations_.unclaim(generation);
     return std::move(committed).with_context("kernel init could not commit the capacity plan");
   }
+  generation.keep();
   gate_.open();
   return Status::ok();
 }

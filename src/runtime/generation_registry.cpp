@@ -32,4 +32,14 @@ void GenerationRegistry::unclaim(std::uint64_t generation) noexcept {
   claimed_.erase(generation);
 }
 
+GenerationClaim::~GenerationClaim() {
+  if (generation_ != 0 && !kept_) {
+    registry_.unclaim(generation_);
+  }
+}
+
+Status GenerationClaim::claim(std::uint64_t requested) {
+  return registry_.claim(requested, &generation_);
+}
+
 }  // namespace replayrt

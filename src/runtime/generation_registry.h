@@ -30,12 +30,40 @@ class GenerationRegistry {
   // registry picks stay clear of the small ones callers usually choose). A generation already
   // claimed is RRT_ERR_INVALID_ARGUMENT and claims nothing.
   Status claim(std::uint64_t requested, std::uint64_t *claimed);
-  // Makes `generation`, claimed by a kernel init that then failed, claimable again.
+  // Makes `generation`, claimed by a kernel init that then failed, claimable again (what a
+  // GenerationClaim's destructor does).
   void unclaim(std::uint64_t generation) noexcept;
 
  private:
   std::mutex mutex_;
   std::set<std::uint64_t> claimed_;
+};
+
+// One generation claimed by a kernel init in progress. The destructor unclaims it unless
+// keep() ran, so an init that returns early or throws on any path leaves the generation
+// claimable again.
+// Call order: claim() at most once → keep() once the init has committed.
+// Thread safety: one thread uses a claim; the registry it claims from is thread-safe.
+class GenerationClaim {
+ public:
+  explicit GenerationClaim(GenerationRegistry &registry) noexcept : registry_(registry) {}
+  ~GenerationClaim();
+  GenerationClaim(const GenerationClaim &) = delete;
+  GenerationClaim &operator=(const GenerationClaim &) = delete;
+  GenerationClaim(GenerationClaim &&) = delete;
+  GenerationClaim &operator=(GenerationClaim &&) = delete;
+
+  // GenerationRegistry::claim; a refusal holds nothing.
+  Status claim(std::uint64_t requested);
+  // The claimed generation (0 before a successful claim()).
+  std::uint64_t generation() const noexcept { return generation_; }
+  // The generation stays claimed for good.
+  void keep() noexcept { kept_ = true; }
+
+ private:
+  GenerationRegistry &registry_;
+  std::uint64_t generation_ = 0;
+  bool kept_ = false;
 };
 
 }  // namespace replayrt

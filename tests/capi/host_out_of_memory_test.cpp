@@ -305,9 +305,10 @@ TEST(HostOutOfMemoryTest, PersistentHostOutOfMemoryInAKernelModePrepareHostBuild
 }
 
 // Every host allocation of rrt_kernel_init fails in turn (alone, or with every one after it).
-// A failed init returns an error, never terminates and holds no device memory; the context
-// then initializes with the same config, and A and B prepare and compute.
-void sweep_kernel_init_host_allocations(bool persists) {
+// A failed init returns an error, never terminates, holds no device memory and keeps no claim
+// on its context generation; the context then initializes with the same config (the same
+// explicit generation when `first_generation` is not 0), and A and B prepare and compute.
+void sweep_kernel_init_host_allocations(bool persists, std::uint64_t first_generation) {
   std::uint64_t allocations = 0;
   {
     KernelContext clean(RRT_BIND_DEVICE_BUILD, false);
@@ -320,6 +321,9 @@ void sweep_kernel_init_host_allocations(bool persists) {
   for (std::uint64_t n = 1; n <= allocations; ++n) {
     SCOPED_TRACE(::testing::Message() << "failing host allocation " << n << " of " << allocations);
     KernelContext k(RRT_BIND_DEVICE_BUILD, false);
+    if (first_generation != 0) {
+      k.config.context_generation = first_generation + n;
+    }
     const rrt_stats_t before = stats_of(k.ctx);
     rrt_status_t status = RRT_OK;
     {
@@ -339,8 +343,13 @@ void sweep_kernel_init_host_allocations(bool persists) {
 }
 
 TEST(HostOutOfMemoryTest, AKernelInitThatRunsOutOfHostMemoryHoldsNothingAndCanBeRetried) {
-  sweep_kernel_init_host_allocations(false);
-  sweep_kernel_init_host_allocations(true);
+  sweep_kernel_init_host_allocations(false, 0);
+  sweep_kernel_init_host_allocations(true, 0);
+}
+
+TEST(HostOutOfMemoryTest, AKernelInitThatRunsOutOfHostMemoryKeepsNoClaimOnItsGeneration) {
+  sweep_kernel_init_host_allocations(false, 0xab3000);
+  sweep_kernel_init_host_allocations(true, 0xab4000);
 }
 
 // Host tensors over a ramp for Doublings, and the check of what a run wrote.

@@ -1,5 +1,6 @@
 #include "context/device_context.h"
 
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -34,10 +35,18 @@ SlotRequest bank_request(BankRequest bank) {
 
 class DeviceContextTest : public ::testing::Test {
  protected:
-  // Kernel init as the engine does it: commit first, latch on success.
+  // Kernel init as the engine does it: the latch is the plan's commit point.
   void kernel_init(const CapacityPlan &plan, std::uint32_t profile_tasks = 0) {
-    ASSERT_TRUE(context.commit_capacity_plan(plan, profile_tasks).is_ok());
-    ASSERT_TRUE(context.latch().latch(ExecutionMode::kKernel).is_ok());
+    auto latch_kernel_mode = [this] { return context.latch().latch(ExecutionMode::kKernel); };
+    ASSERT_TRUE(context.commit_capacity_plan(plan, profile_tasks, latch_kernel_mode).is_ok());
+    ASSERT_TRUE(context.latch().is_kernel());
+  }
+
+  void expect_nothing_allocated() {
+    EXPECT_EQ(rig.counters().live_bytes, 0u);
+    EXPECT_EQ(context.counters().live_bytes.load(), 0u);
+    EXPECT_EQ(context.slot(0).bank_bases(), BankBases{});
+    EXPECT_EQ(context.region_stats(GrowthPoint::kRetainedStaging).capacity, 0u);
   }
 
   const GuardedBlock *find_block(GrowthPoint point, bool published) const {
@@ -65,17 +74,41 @@ TEST_F(DeviceContextTest, CommitsTheCapacityPlanOnce) {
 }
 
 TEST_F(DeviceContextTest, AFailedPlanCommitLeavesNothingAllocated) {
+  int decisions = 0;
+  auto decide = [&decisions] {
+    ++decisions;
+    return Status::ok();
+  };
   for (std::uint64_t n = 1; n <= 4; ++n) {
     SCOPED_TRACE(n);
     rig.faults.fail_nth_allocation(n);
-    EXPECT_EQ(context.commit_capacity_plan(small_plan(), 0).code(), RRT_ERR_OUT_OF_MEMORY);
+    EXPECT_EQ(context.commit_capacity_plan(small_plan(), 0, decide).code(), RRT_ERR_OUT_OF_MEMORY);
     rig.faults.clear_faults();
-    EXPECT_EQ(rig.counters().live_bytes, 0u);
-    EXPECT_EQ(context.counters().live_bytes.load(), 0u);
-    EXPECT_EQ(context.slot(0).bank_bases(), BankBases{});
-    EXPECT_EQ(context.region_stats(GrowthPoint::kRetainedStaging).capacity, 0u);
+    expect_nothing_allocated();
   }
-  EXPECT_TRUE(context.commit_capacity_plan(small_plan(), 0).is_ok());
+  EXPECT_EQ(decisions, 0);
+  EXPECT_TRUE(context.commit_capacity_plan(small_plan(), 0, decide).is_ok());
+  EXPECT_EQ(decisions, 1);
+}
+
+// The caller's decision runs with everything staged; its refusal or throw publishes nothing
+// and frees every staged block.
+TEST_F(DeviceContextTest, APlanCommitWhoseDecisionFailsLeavesNothingAllocated) {
+  std::uint64_t staged_bytes = 0;
+  auto refuse = [&] {
+    staged_bytes = rig.counters().live_bytes;
+    return Status::error(RRT_ERR_INVALID_STATE, "refused by the caller");
+  };
+  EXPECT_EQ(context.commit_capacity_plan(small_plan(), 0, refuse).code(), RRT_ERR_INVALID_STATE);
+  EXPECT_EQ(staged_bytes, (64 + 4 + 8 + 16) * kKiB);
+  expect_nothing_allocated();
+
+  auto throw_bad_alloc = []() -> Status { throw std::bad_alloc(); };
+  EXPECT_THROW((void)context.commit_capacity_plan(small_plan(), 0, throw_bad_alloc),
+               std::bad_alloc);
+  expect_nothing_allocated();
+  kernel_init(small_plan());
+  EXPECT_EQ(context.region_stats(GrowthPoint::kRetainedStaging).capacity, 16 * kKiB);
 }
 
 TEST_F(DeviceContextTest, KernelModeRefusalsChangeNothingAndAreCountedByGrowthPoint) {

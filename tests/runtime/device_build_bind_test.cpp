@@ -97,13 +97,13 @@ TEST_F(DeviceBuildBindTest, ACacheHitMakesNoArenaCallAndNoUpload) {
 
 TEST_F(DeviceBuildBindTest, KernelModeBindsTheResidentImageWithoutArenaCallsOrUploads) {
   make_callable();
-  ASSERT_TRUE(context_.latch().latch(ExecutionMode::kKernel).is_ok());
   CapacityPlan plan{};
   plan.gm_heap_bytes = callable_->requirements().gm_heap;
   plan.gm_sm_bytes = callable_->requirements().scheduler_state;
   plan.runtime_pool_bytes = 4096;
   plan.retained_staging_bytes = std::uint64_t{3} * 1024;
-  ASSERT_TRUE(context_.commit_capacity_plan(plan, 0).is_ok());
+  auto latch_kernel_mode = [this] { return context_.latch().latch(ExecutionMode::kKernel); };
+  ASSERT_TRUE(context_.commit_capacity_plan(plan, 0, latch_kernel_mode).is_ok());
   std::vector<TensorArg> tensors = {
       {in_, 64, RRT_SPACE_HOST}, {inout_, 64, RRT_SPACE_HOST}, {out_, 64, RRT_SPACE_HOST}};
   BindRequest r = request(tensors);
@@ -128,10 +128,10 @@ TEST_F(DeviceBuildBindTest, KernelModeBindsTheResidentImageWithoutArenaCallsOrUp
 
 TEST_F(DeviceBuildBindTest, KernelModeStagingBeyondThePlanIsRefusedBeforeAnythingMoves) {
   make_callable();
-  ASSERT_TRUE(context_.latch().latch(ExecutionMode::kKernel).is_ok());
   CapacityPlan plan{};
   plan.retained_staging_bytes = std::uint64_t{2} * 1024;
-  ASSERT_TRUE(context_.commit_capacity_plan(plan, 0).is_ok());
+  auto latch_kernel_mode = [this] { return context_.latch().latch(ExecutionMode::kKernel); };
+  ASSERT_TRUE(context_.commit_capacity_plan(plan, 0, latch_kernel_mode).is_ok());
   const RegionStats held = context_.region_stats(GrowthPoint::kRetainedStaging);
   std::vector<TensorArg> tensors = {
       {in_, 64, RRT_SPACE_HOST}, {inout_, 64, RRT_SPACE_HOST}, {out_, 64, RRT_SPACE_HOST}};

@@ -105,6 +105,37 @@ TEST(GenerationRegistry, TwoRegistriesAreIndependent) {
   EXPECT_TRUE(first.claim(5, &claimed).is_ok());
 }
 
+// A claim not kept gives its generation back when it goes; a kept one holds it for good; a
+// refused claim gives back nothing, not even the generation another claim holds.
+TEST(GenerationClaim, GivesItsGenerationBackUnlessKept) {
+  GenerationRegistry registry;
+  std::uint64_t claimed = 0;
+  {
+    GenerationClaim dropped(registry);
+    ASSERT_TRUE(dropped.claim(7).is_ok());
+    EXPECT_EQ(dropped.generation(), 7u);
+    EXPECT_EQ(registry.claim(7, &claimed).code(), RRT_ERR_INVALID_ARGUMENT);
+  }
+  {
+    GenerationClaim kept(registry);
+    ASSERT_TRUE(kept.claim(7).is_ok());
+    kept.keep();
+  }
+  {
+    GenerationClaim refused(registry);
+    EXPECT_EQ(refused.claim(7).code(), RRT_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(refused.generation(), 0u);
+  }
+  EXPECT_EQ(registry.claim(7, &claimed).code(), RRT_ERR_INVALID_ARGUMENT);
+  {
+    GenerationClaim picked(registry);
+    ASSERT_TRUE(picked.claim(0).is_ok());
+    EXPECT_EQ(picked.generation(), UINT64_MAX);
+  }
+  ASSERT_TRUE(registry.claim(0, &claimed).is_ok());
+  EXPECT_EQ(claimed, UINT64_MAX);
+}
+
 TEST(GenerationRegistry, ProcessWideIsOneRegistry) {
   EXPECT_EQ(&GenerationRegistry::process_wide(), &GenerationRegistry::process_wide());
 }

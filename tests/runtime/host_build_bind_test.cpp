@@ -144,10 +144,10 @@ TEST_F(HostBuildBindTest, AFailedStagingAllocationLeavesNothingBehind) {
 
 TEST_F(HostBuildBindTest, KernelModeBindsTheResidentDefinitionWithoutArenaCallsOrAllocation) {
   const auto callable = make(64);
-  ASSERT_TRUE(context_.latch().latch(ExecutionMode::kKernel).is_ok());
   CapacityPlan plan{};
   plan.host_staging_bytes = std::uint64_t{2} * 1024;
-  ASSERT_TRUE(context_.commit_capacity_plan(plan, 0).is_ok());
+  auto latch_kernel_mode = [this] { return context_.latch().latch(ExecutionMode::kKernel); };
+  ASSERT_TRUE(context_.commit_capacity_plan(plan, 0, latch_kernel_mode).is_ok());
   ResidentPlacement resident;
   ASSERT_TRUE(strategy_.place_resident(context_, *callable, 0, 1, &resident).is_ok());
   std::vector<TensorArg> tensors = {{in_.data(), 256, RRT_SPACE_HOST},
@@ -165,10 +165,10 @@ TEST_F(HostBuildBindTest, KernelModeBindsTheResidentDefinitionWithoutArenaCallsO
 
 TEST_F(HostBuildBindTest, KernelModeStagingBeyondThePlanIsRefusedBeforeAnythingMoves) {
   const auto callable = make(64);
-  ASSERT_TRUE(context_.latch().latch(ExecutionMode::kKernel).is_ok());
   CapacityPlan plan{};
   plan.host_staging_bytes = 1024;
-  ASSERT_TRUE(context_.commit_capacity_plan(plan, 0).is_ok());
+  auto latch_kernel_mode = [this] { return context_.latch().latch(ExecutionMode::kKernel); };
+  ASSERT_TRUE(context_.commit_capacity_plan(plan, 0, latch_kernel_mode).is_ok());
   std::vector<TensorArg> tensors = {{in_.data(), 256, RRT_SPACE_HOST},
                                     {out_.data(), 256, RRT_SPACE_HOST}};
   const MemoryCounters before = rig_.counters();
