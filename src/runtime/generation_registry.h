@@ -1,7 +1,8 @@
-// GenerationRegistry: the kernel-mode context generations claimed so far. A graph captured on
-// a kernel-mode context bakes the context's generation into its image, so a generation that
-// two contexts shared would let a graph of one pass the identity check of the other; the
-// registry hands each generation out at most once.
+// GenerationRegistry: the kernel-mode context generations claimed so far. The C ABI promises
+// every kernel-mode context a generation no other context of the process holds
+// (rrt_kernel_config_t::context_generation); the registry hands each out at most once. Images
+// and invocation headers carry the callable's generation (CallableTable), not this one; a
+// replay tells one context's memory from another's by allocation generations.
 #pragma once
 
 #include <cstdint>
