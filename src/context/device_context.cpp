@@ -391,6 +391,20 @@ void DeviceContext::for_each_block(const std::function<void(const GuardedBlock &
   visit(profiling_collectors_.wall_block());
 }
 
+DeviceContext::PublishedKeys DeviceContext::published_keys() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  PublishedKeys keys;
+  for (int i = 0; i < kPipelineDepth; ++i) {
+    const Slot &slot = *slots_[static_cast<std::size_t>(i)];
+    keys.definitions[static_cast<std::size_t>(i)] = slot.definitions.stored_keys();
+    if (const PrebuiltImageCache::Entry *entry = slot.image_cache.entry()) {
+      keys.prebuilt_images[static_cast<std::size_t>(i)] = *entry;
+    }
+  }
+  keys.resident_used = resident_used_;
+  return keys;
+}
+
 RegionStats DeviceContext::region_stats(GrowthPoint point) const {
   const std::lock_guard<std::mutex> lock(mutex_);
   RegionStats stats;

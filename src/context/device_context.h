@@ -8,6 +8,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <vector>
 
 #include <replayrt/values.h>
 
@@ -203,6 +205,16 @@ class DeviceContext final : public BlockHost {
 
   RegionStats region_stats(GrowthPoint point) const;
   ContextStatistics statistics() const;
+  // What the context publishes besides its blocks' bases and sizes: each slot's stored
+  // graph-definition keys and prebuilt image, and the resident pool's end. For tests that
+  // check a failed call changed nothing; takes the context's lock.
+  struct PublishedKeys {
+    std::array<std::vector<GraphDefinitionStore::StoredKey>, kPipelineDepth> definitions;
+    std::array<std::optional<PrebuiltImageCache::Entry>, kPipelineDepth> prebuilt_images;
+    std::uint64_t resident_used = 0;
+    bool operator==(const PublishedKeys &) const = default;
+  };
+  PublishedKeys published_keys() const;
   // Calls `visit` for every block the context created, live or empty.
   void for_each_block(const std::function<void(const GuardedBlock &)> &visit) const;
 

@@ -67,6 +67,15 @@ GraphDefinitionStore::Placement GraphDefinitionStore::place(Pending &&pending,
   return Placement{base + offset, !uploaded, true};
 }
 
+std::vector<GraphDefinitionStore::StoredKey> GraphDefinitionStore::stored_keys() const {
+  std::vector<StoredKey> keys;
+  keys.reserve(stored_.size());
+  for (const auto &[key, stored] : stored_) {
+    keys.push_back(StoredKey{key, stored.offset, stored.binding, stored.uploaded});
+  }
+  return keys;
+}
+
 void GraphDefinitionStore::release() noexcept {
   block_.release();
   stored_.clear();

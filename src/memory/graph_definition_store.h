@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <vector>
 
 #include "common/align.h"
 #include "memory/guarded_block.h"
@@ -74,10 +75,22 @@ class GraphDefinitionStore {
   // Requires that block() was sized for pending.required since plan().
   Placement place(Pending &&pending, std::uint64_t binding, bool uploaded) noexcept;
 
+  // One stored key as published: where its definition lies in block(), the binding it was
+  // placed with and whether its contents were written.
+  struct StoredKey {
+    std::uint64_t key = 0;
+    std::uint64_t offset = 0;
+    std::uint64_t binding = 0;
+    bool uploaded = false;
+    bool operator==(const StoredKey &) const = default;
+  };
+
   GuardedBlock &block() noexcept { return block_; }
   const GuardedBlock &block() const noexcept { return block_; }
   std::uint64_t used() const noexcept { return used_; }
   bool holds(std::uint64_t key) const { return stored_.count(key) != 0; }
+  // Every stored key in ascending order (std::bad_alloc when the host cannot hold the list).
+  std::vector<StoredKey> stored_keys() const;
 
   void release() noexcept;
 

@@ -26,6 +26,7 @@ class PrebuiltImageCache {
     std::uint64_t content_key = 0;
     std::uint64_t image_offset = 0;  // within runtime_pool
     std::uint64_t image_bytes = 0;
+    bool operator==(const Entry &) const = default;
   };
 
   // True and *out written when the entry is valid for `bank`, `content_key` and the bank's
@@ -37,6 +38,8 @@ class PrebuiltImageCache {
   void clear() noexcept;
 
   bool is_valid() const noexcept { return valid_; }
+  // The valid entry, or null.
+  const Entry *entry() const noexcept { return valid_ ? &entry_ : nullptr; }
   // Number of times a valid entry was dropped; for tests and statistics.
   std::uint64_t invalidations() const noexcept { return invalidations_; }
 

@@ -89,6 +89,22 @@ TEST_F(GraphDefinitionStoreTest, StartsEmptyOnItsGrowthPoint) {
   EXPECT_FALSE(store.holds(1));
 }
 
+// stored_keys() lists what place() published, in key order, and only that.
+TEST_F(GraphDefinitionStoreTest, StoredKeysListEachPlacementWithItsOffsetBindingAndUpload) {
+  using StoredKey = GraphDefinitionStore::StoredKey;
+  EXPECT_TRUE(store.stored_keys().empty());
+  ASSERT_TRUE(store.block().reserve(8 * kKiB).is_ok());
+  Placement placement;
+  ASSERT_TRUE(place(store, 9, 1000, &placement, 5).is_ok());
+  Pending pending = store.plan(4, 100);
+  ASSERT_TRUE(store.block().reserve(pending.required).is_ok());
+  (void)store.place(std::move(pending), 6, false);
+  const Pending unplaced = store.plan(7, 100);
+  EXPECT_EQ(store.stored_keys(), (std::vector<StoredKey>{{4, kAlign, 6, false}, {9, 0, 5, true}}));
+  store.release();
+  EXPECT_TRUE(store.stored_keys().empty());
+}
+
 // ---- program mode ------------------------------------------------------------------------
 
 TEST_F(GraphDefinitionStoreTest, ProgramModePlacesNewKeysBehindEarlierOnesWhileTheyFit) {

@@ -19,6 +19,18 @@ TEST(PrebuiltImageCacheTest, StartsEmpty) {
   EXPECT_FALSE(cache.lookup(0, 1, BankBases{}, &entry));
 }
 
+TEST(PrebuiltImageCacheTest, EntryIsTheValidEntryOrNull) {
+  PrebuiltImageCache cache;
+  EXPECT_EQ(cache.entry(), nullptr);
+  const PrebuiltImageCache::Entry stored{
+      .bank = 0, .bases = fake_bases(0x10000), .content_key = 3, .image_bytes = 64};
+  cache.store(stored);
+  ASSERT_NE(cache.entry(), nullptr);
+  EXPECT_EQ(*cache.entry(), stored);
+  cache.invalidate_bank(0);
+  EXPECT_EQ(cache.entry(), nullptr);
+}
+
 TEST(PrebuiltImageCacheTest, HitsOnlyForTheSameBankKeyAndBases) {
   PrebuiltImageCache cache;
   const BankBases bases = fake_bases(0x10000);

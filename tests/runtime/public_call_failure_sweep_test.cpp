@@ -173,9 +173,11 @@ struct Snapshot {
   std::int64_t unfreed = 0;
   std::vector<std::uint64_t> regions;
   BankBases banks[DeviceContext::kPipelineDepth];
+  DeviceContext::PublishedKeys keys;
 
   static Snapshot of(Engine &engine) {
     Snapshot s;
+    s.keys = engine.context().published_keys();
     const ContextCounters &counters = engine.context().counters();
     s.live_bytes = counters.live_bytes.load();
     s.unfreed = static_cast<std::int64_t>(counters.device_alloc_calls.load()) -
@@ -195,7 +197,8 @@ struct Snapshot {
         return false;
       }
     }
-    return live_bytes == other.live_bytes && unfreed == other.unfreed && regions == other.regions;
+    return live_bytes == other.live_bytes && unfreed == other.unfreed && regions == other.regions &&
+           keys == other.keys;
   }
 };
 
