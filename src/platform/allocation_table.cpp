@@ -1,5 +1,7 @@
 #include "platform/allocation_table.h"
 
+#include <utility>
+
 #include "common/format.h"
 
 namespace replayrt {
@@ -27,7 +29,7 @@ Status AllocationTable::insert(std::uintptr_t base, std::size_t size, bool forei
                          format("allocation [%p, +%zu) overlaps the live allocation at %p",
                                 as_ptr(base), size, as_ptr(owner->base)));
   }
-  live_.emplace_hint(next, base, Entry{size, next_generation_, foreign});
+  live_.emplace_hint(next, base, Entry{base, size, next_generation_, foreign});
   *generation = next_generation_++;
   if (!foreign) {
     ++counters_.allocation_calls;
@@ -42,7 +44,7 @@ Status AllocationTable::insert(std::uintptr_t base, std::size_t size, bool forei
 Status AllocationTable::erase(std::uintptr_t base, AllocationInfo *erased) {
   const auto it = live_.find(base);
   if (it == live_.end()) {
-    for (const Quarantined &block : quarantine_) {
+    for (const auto &[order, block] : quarantine_) {
       if (block.base == base) {
         const unsigned long long generation = block.generation;
         return Status::error(RRT_ERR_INVALID_ARGUMENT,
@@ -66,14 +68,14 @@ Status AllocationTable::erase(std::uintptr_t base, AllocationInfo *erased) {
                                 as_ptr(base)));
   }
   const Entry entry = it->second;
-  // Reserve the quarantine slot first, so that a bad_alloc leaves the entry live.
+  Entries::node_type node = live_.extract(it);
+  node.key() = next_free_order_++;
   if (quarantine_limit_ == 0) {
-    evicted_.push_back(Evicted{base, entry.size});
+    evicted_.insert(evicted_.end(), std::move(node));
   } else {
-    quarantine_.push_back(Quarantined{base, entry.size, entry.generation});
+    quarantine_.insert(quarantine_.end(), std::move(node));
     quarantine_size_ += entry.size;
   }
-  live_.erase(it);
   free_epoch_.fetch_add(1, std::memory_order_acq_rel);
   ++counters_.free_calls;
   counters_.live_bytes -= entry.size;
@@ -98,8 +100,9 @@ bool AllocationTable::pop_evicted(Evicted *out) {
   if (evicted_.empty()) {
     return false;
   }
-  *out = evicted_.front();
-  evicted_.pop_front();
+  const Entry &oldest = evicted_.begin()->second;
+  *out = Evicted{oldest.base, oldest.size};
+  evicted_.erase(evicted_.begin());
   return true;
 }
 
@@ -161,12 +164,11 @@ std::size_t AllocationTable::first_stale(std::span<const CapturedAddress> captur
   return captured.size();
 }
 
-void AllocationTable::evict_over_limit() {
+void AllocationTable::evict_over_limit() noexcept {
   while (quarantine_size_ > quarantine_limit_ && !quarantine_.empty()) {
-    const Quarantined oldest = quarantine_.front();
-    evicted_.push_back(Evicted{oldest.base, oldest.size});
-    quarantine_.pop_front();
-    quarantine_size_ -= oldest.size;
+    Entries::node_type oldest = quarantine_.extract(quarantine_.begin());
+    quarantine_size_ -= oldest.mapped().size;
+    evicted_.insert(evicted_.end(), std::move(oldest));
   }
 }
 

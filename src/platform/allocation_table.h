@@ -6,7 +6,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <span>
@@ -24,6 +23,8 @@ namespace replayrt {
 // Erased entries may be parked in a bounded quarantine (by bytes): their memory is not handed
 // back to the backend's allocator until newer frees push them out, so a stale address is not
 // valid again soon. The table does not own memory: eviction reports the bases to release.
+// Erasing, quarantining and evicting allocate nothing (an entry's node moves from one map to
+// the next), so a free succeeds when the host is out of memory.
 //
 // Foreign entries (memory the backend did not allocate, admitted for a while) live in the same
 // table but are erased only by erase_foreign and never quarantined.
@@ -56,6 +57,8 @@ class AllocationTable {
   // Takes the oldest entry pushed out of the quarantine (or erased with a zero limit) whose
   // memory the caller has not yet returned to its allocator; false when there is none.
   bool pop_evicted(Evicted *out);
+  // How many entries pop_evicted() has yet to hand out.
+  std::size_t evicted_count() const noexcept { return evicted_.size(); }
 
   std::optional<AllocationInfo> find(std::uintptr_t address) const;
   bool is_foreign(std::uintptr_t base) const;
@@ -83,32 +86,32 @@ class AllocationTable {
         fn(base, entry.size);
       }
     }
-    for (const Quarantined &block : quarantine_) {
+    for (const auto &[order, block] : quarantine_) {
       fn(block.base, block.size);
     }
-    for (const Evicted &block : evicted_) {
+    for (const auto &[order, block] : evicted_) {
       fn(block.base, block.size);
     }
   }
 
  private:
   struct Entry {
+    std::uintptr_t base = 0;
     std::size_t size = 0;
     std::uint64_t generation = 0;
     bool foreign = false;
   };
-  struct Quarantined {
-    std::uintptr_t base = 0;
-    std::size_t size = 0;
-    std::uint64_t generation = 0;
-  };
+  // live_ is keyed by base; quarantine_ and evicted_ by the order of the frees (oldest first),
+  // so one entry's node moves through the three without an allocation.
+  using Entries = std::map<std::uintptr_t, Entry>;
 
-  void evict_over_limit();
+  void evict_over_limit() noexcept;
 
   const std::size_t quarantine_limit_;
-  std::map<std::uintptr_t, Entry> live_;
-  std::deque<Quarantined> quarantine_;
-  std::deque<Evicted> evicted_;
+  Entries live_;
+  Entries quarantine_;
+  Entries evicted_;
+  std::uintptr_t next_free_order_ = 0;
   std::size_t quarantine_size_ = 0;
   std::uint64_t next_generation_ = 1;
   std::atomic<std::uint64_t> free_epoch_{0};

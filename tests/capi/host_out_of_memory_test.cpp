@@ -22,6 +22,8 @@
 
 #include "abi_queries.h"
 #include "capi/handles.h"
+#include "platform/allocation_table.h"
+#include "test_platform.h"
 
 namespace {
 
@@ -68,7 +70,7 @@ class HostAllocationFails {
 TEST(HostOutOfMemoryTest, ContextCreateReportsInternalWithoutTerminating) {
   rrt_context_options_t options{};
   options.struct_size = sizeof options;
-  options.platform = RRT_PLATFORM_SIM;
+  options.platform = replayrt::testing::test_platform();
   rrt_context_t ctx = nullptr;
   const int refused_before = refused_allocations.load();
   rrt_status_t status = RRT_OK;
@@ -84,10 +86,48 @@ TEST(HostOutOfMemoryTest, ContextCreateReportsInternalWithoutTerminating) {
   EXPECT_EQ(std::string(detail.message), "rrt_context_create: host out of memory");
 }
 
+// Undo paths free under a persistent host out-of-memory, so a device free allocates nothing:
+// the allocation table's erase, its quarantine and its evictions included (tested here, in
+// the program that can fail every host allocation).
+TEST(HostOutOfMemoryTest, AnAllocationTableErasesAndEvictsWithoutAllocating) {
+  constexpr std::size_t kEntries = 4096;
+  constexpr std::size_t kEntryBytes = 16;
+  for (const std::size_t quarantine_bytes : {std::size_t{0}, 4 * kEntryBytes}) {
+    SCOPED_TRACE(::testing::Message() << "quarantine of " << quarantine_bytes << " bytes");
+    replayrt::AllocationTable table(quarantine_bytes);
+    const auto base_of = [](std::size_t i) { return std::uintptr_t{0x100000} + i * 64; };
+    for (std::size_t i = 0; i < kEntries; ++i) {
+      std::uint64_t generation = 0;
+      ASSERT_TRUE(table.insert(base_of(i), kEntryBytes, false, &generation).is_ok());
+    }
+    std::size_t failed = 0;
+    std::size_t evicted = 0;
+    {
+      const HostAllocationFails failing;
+      for (std::size_t i = 0; i < kEntries; ++i) {
+        try {
+          replayrt::AllocationInfo erased;
+          failed += table.erase(base_of(i), &erased).is_ok() ? 0 : 1;
+          replayrt::AllocationTable::Evicted released;
+          while (table.pop_evicted(&released)) {
+            ++evicted;
+          }
+        } catch (const std::bad_alloc &) {
+          ++failed;
+        }
+      }
+    }
+    EXPECT_EQ(failed, 0u);
+    EXPECT_EQ(table.live_count(), 0u);
+    EXPECT_EQ(evicted, kEntries - quarantine_bytes / kEntryBytes);
+    EXPECT_EQ(table.quarantined_bytes(), quarantine_bytes);
+  }
+}
+
 TEST(HostOutOfMemoryTest, TheLibraryWorksOnceMemoryIsBack) {
   rrt_context_options_t options{};
   options.struct_size = sizeof options;
-  options.platform = RRT_PLATFORM_SIM;
+  options.platform = replayrt::testing::test_platform();
   rrt_context_t ctx = nullptr;
   {
     const HostAllocationFails failing;
@@ -178,7 +218,7 @@ struct KernelContext {
   explicit KernelContext(rrt_bind_strategy_t bind, bool initialized = true) {
     rrt_context_options_t options{};
     options.struct_size = sizeof options;
-    options.platform = RRT_PLATFORM_SIM;
+    options.platform = replayrt::testing::test_platform();
     options.profiling = 1;
     EXPECT_EQ(rrt_context_create(&options, &ctx), RRT_OK);
     a = std::make_unique<Doublings>(ctx, bind, 1);
@@ -442,7 +482,7 @@ TEST(HostOutOfMemoryTest, AKernelLaunchThatRunsOutOfHostMemoryChangesNothingHost
 TEST(HostOutOfMemoryTest, ACapturedCopyThatRunsOutOfHostMemorySpoilsTheCapture) {
   rrt_context_options_t options{};
   options.struct_size = sizeof options;
-  options.platform = RRT_PLATFORM_SIM;
+  options.platform = replayrt::testing::test_platform();
   rrt_context_t ctx = nullptr;
   ASSERT_EQ(rrt_context_create(&options, &ctx), RRT_OK);
   ASSERT_EQ(rrt_program_init(ctx), RRT_OK);
@@ -853,7 +893,7 @@ struct ProgramContext {
   explicit ProgramContext(rrt_bind_strategy_t bind, bool prepared = true) {
     rrt_context_options_t options{};
     options.struct_size = sizeof options;
-    options.platform = RRT_PLATFORM_SIM;
+    options.platform = replayrt::testing::test_platform();
     EXPECT_EQ(rrt_context_create(&options, &ctx), RRT_OK);
     EXPECT_EQ(rrt_program_init(ctx), RRT_OK);
     a = std::make_unique<Doublings>(ctx, bind, 1);

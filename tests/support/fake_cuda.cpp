@@ -5,8 +5,10 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <new>
 #include <set>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 
@@ -1197,6 +1199,27 @@ cudaError_t fake_graph_destroy(cudaGraph_t graph) {
   return cudaSuccess;
 }
 
+// The CUDA API is C: a host allocation failure inside it is an error code, never an exception.
+// Every entry of the fake's table reports one the same way (a host out-of-memory test fails
+// the allocations the fake makes too).
+template <auto Function>
+struct AsCApi;
+
+template <typename Result, typename... Args, Result (*Function)(Args...)>
+struct AsCApi<Function> {
+  static Result call(Args... args) noexcept {
+    try {
+      return Function(args...);
+    } catch (const std::bad_alloc &) {
+      if constexpr (std::is_same_v<Result, CUresult>) {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+      } else {
+        return cudaErrorMemoryAllocation;
+      }
+    }
+  }
+};
+
 }  // namespace
 
 FakeCuda::FakeCuda() : state_(std::make_unique<State>()) {
@@ -1204,49 +1227,49 @@ FakeCuda::FakeCuda() : state_(std::make_unique<State>()) {
   api_ = cuda::CudaApi{
       .get_error_name = &cudaGetErrorName,
       .get_error_string = &cudaGetErrorString,
-      .get_last_error = &fake_get_last_error,
-      .get_device_count = &fake_get_device_count,
-      .set_device = &fake_set_device,
-      .malloc = &fake_malloc,
-      .free = &fake_free,
-      .memcpy_async = &fake_memcpy_async,
-      .memset_async = &fake_memset_async,
-      .pointer_get_attributes = &fake_pointer_get_attributes,
-      .stream_create_with_flags = &fake_stream_create,
-      .stream_destroy = &fake_stream_destroy,
-      .stream_synchronize = &fake_stream_synchronize,
-      .stream_query = &fake_stream_query,
-      .stream_wait_event = &fake_stream_wait_event,
-      .stream_begin_capture = &fake_begin_capture,
-      .stream_end_capture = &fake_end_capture,
-      .stream_is_capturing = &fake_is_capturing,
-      .thread_exchange_stream_capture_mode = &fake_exchange_mode,
-      .event_create_with_flags = &fake_event_create,
-      .event_destroy = &fake_event_destroy,
-      .event_record_with_flags = &fake_event_record,
-      .event_synchronize = &fake_event_synchronize,
-      .event_query = &fake_event_query,
-      .graph_get_nodes = &fake_graph_get_nodes,
-      .graph_node_get_type = &fake_node_get_type,
-      .graph_memcpy_node_get_params = &fake_memcpy_params,
-      .graph_memset_node_get_params = &fake_memset_params,
-      .graph_child_graph_node_get_graph = &fake_child_graph,
-      .func_get_attributes = &fake_func_attributes,
-      .graph_instantiate_with_flags = &fake_instantiate,
-      .graph_upload = &fake_upload,
-      .graph_launch = &fake_launch,
-      .graph_exec_destroy = &fake_exec_destroy,
-      .graph_destroy = &fake_graph_destroy,
-      .launch_kernel = &fake_launch_kernel,
-      .stream_get_capture_info = &fake_get_capture_info,
-      .stream_update_capture_dependencies = &fake_update_capture_dependencies,
-      .device_get_attribute = &fake_device_attribute,
-      .driver_kernel_node_get_params = &fake_driver_kernel_node_params,
-      .driver_func_get_param_info = &fake_driver_func_param_info,
-      .driver_kernel_get_param_info = &fake_driver_kernel_param_info,
-      .driver_func_get_name = &fake_driver_func_name,
-      .driver_kernel_get_name = &fake_driver_kernel_name,
-      .driver_mem_get_address_range = &fake_mem_get_address_range,
+      .get_last_error = &AsCApi<&fake_get_last_error>::call,
+      .get_device_count = &AsCApi<&fake_get_device_count>::call,
+      .set_device = &AsCApi<&fake_set_device>::call,
+      .malloc = &AsCApi<&fake_malloc>::call,
+      .free = &AsCApi<&fake_free>::call,
+      .memcpy_async = &AsCApi<&fake_memcpy_async>::call,
+      .memset_async = &AsCApi<&fake_memset_async>::call,
+      .pointer_get_attributes = &AsCApi<&fake_pointer_get_attributes>::call,
+      .stream_create_with_flags = &AsCApi<&fake_stream_create>::call,
+      .stream_destroy = &AsCApi<&fake_stream_destroy>::call,
+      .stream_synchronize = &AsCApi<&fake_stream_synchronize>::call,
+      .stream_query = &AsCApi<&fake_stream_query>::call,
+      .stream_wait_event = &AsCApi<&fake_stream_wait_event>::call,
+      .stream_begin_capture = &AsCApi<&fake_begin_capture>::call,
+      .stream_end_capture = &AsCApi<&fake_end_capture>::call,
+      .stream_is_capturing = &AsCApi<&fake_is_capturing>::call,
+      .thread_exchange_stream_capture_mode = &AsCApi<&fake_exchange_mode>::call,
+      .event_create_with_flags = &AsCApi<&fake_event_create>::call,
+      .event_destroy = &AsCApi<&fake_event_destroy>::call,
+      .event_record_with_flags = &AsCApi<&fake_event_record>::call,
+      .event_synchronize = &AsCApi<&fake_event_synchronize>::call,
+      .event_query = &AsCApi<&fake_event_query>::call,
+      .graph_get_nodes = &AsCApi<&fake_graph_get_nodes>::call,
+      .graph_node_get_type = &AsCApi<&fake_node_get_type>::call,
+      .graph_memcpy_node_get_params = &AsCApi<&fake_memcpy_params>::call,
+      .graph_memset_node_get_params = &AsCApi<&fake_memset_params>::call,
+      .graph_child_graph_node_get_graph = &AsCApi<&fake_child_graph>::call,
+      .func_get_attributes = &AsCApi<&fake_func_attributes>::call,
+      .graph_instantiate_with_flags = &AsCApi<&fake_instantiate>::call,
+      .graph_upload = &AsCApi<&fake_upload>::call,
+      .graph_launch = &AsCApi<&fake_launch>::call,
+      .graph_exec_destroy = &AsCApi<&fake_exec_destroy>::call,
+      .graph_destroy = &AsCApi<&fake_graph_destroy>::call,
+      .launch_kernel = &AsCApi<&fake_launch_kernel>::call,
+      .stream_get_capture_info = &AsCApi<&fake_get_capture_info>::call,
+      .stream_update_capture_dependencies = &AsCApi<&fake_update_capture_dependencies>::call,
+      .device_get_attribute = &AsCApi<&fake_device_attribute>::call,
+      .driver_kernel_node_get_params = &AsCApi<&fake_driver_kernel_node_params>::call,
+      .driver_func_get_param_info = &AsCApi<&fake_driver_func_param_info>::call,
+      .driver_kernel_get_param_info = &AsCApi<&fake_driver_kernel_param_info>::call,
+      .driver_func_get_name = &AsCApi<&fake_driver_func_name>::call,
+      .driver_kernel_get_name = &AsCApi<&fake_driver_kernel_name>::call,
+      .driver_mem_get_address_range = &AsCApi<&fake_mem_get_address_range>::call,
   };
   register_builtin_kernels(*this);
 }

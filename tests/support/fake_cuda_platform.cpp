@@ -84,6 +84,15 @@ FakeCuda &platform_fake_cuda() {
   return fake;
 }
 
+namespace {
+
+// The platform table is noexcept, like the CUDA runtime's: the fake is built before main, so
+// its first use inside the library allocates nothing (a host out-of-memory test may be
+// failing every allocation then).
+[[maybe_unused]] const bool fake_built_before_main = (platform_fake_cuda(), true);
+
+}  // namespace
+
 rrt_status_t register_host_kernel_on_fake_cuda(rrt_context_t ctx, const char *name,
                                                rrt_kernel_fn fn, void *user,
                                                std::int32_t *out_kernel_id) {

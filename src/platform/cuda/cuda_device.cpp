@@ -160,6 +160,11 @@ std::vector<void *> CudaDevice::take_evicted_locked() {
   if (captures_.load(std::memory_order_acquire) != 0) {
     return released;
   }
+  try {
+    released.reserve(table_.evicted_count());
+  } catch (const std::bad_alloc &) {
+    return released;  // the evicted entries wait in the table for a later free
+  }
   AllocationTable::Evicted evicted;
   while (table_.pop_evicted(&evicted)) {
     const auto raw = raw_pointers_.find(evicted.base);

@@ -99,7 +99,8 @@ class CudaDevice final : public Device {
  private:
   CudaDevice(const CudaApi &api, int device_id, CudaDeviceOptions options);
   // Requires mutex_: takes the evicted allocations out of the table (none while a capture is in
-  // progress) and returns their cudaMalloc pointers.
+  // progress, or when the host cannot hold their list: they wait for a later free) and returns
+  // their cudaMalloc pointers.
   std::vector<void *> take_evicted_locked();
   // Without mutex_ (cudaFree synchronizes the device): synchronizes the private stream (the
   // poison) and frees `released`.
