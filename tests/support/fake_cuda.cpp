@@ -352,7 +352,12 @@ cudaError_t fake_malloc(void **out, size_t bytes) {
   if (block == nullptr) {
     return fail(cudaErrorMemoryAllocation);
   }
-  st().blocks.emplace(block, bytes);
+  try {
+    st().blocks.emplace(block, bytes);
+  } catch (const std::bad_alloc &) {
+    std::free(block);
+    return fail(cudaErrorMemoryAllocation);
+  }
   *out = block;
   return cudaSuccess;
 }
