@@ -35,9 +35,11 @@ PROGRAMS = [
     ("wait_bench", None, None),
     ("kernel_bench", None, None),
     ("cuda_host_bench", None, None),
+    ("contention_bench", None, None),
 ]
-# Programs a build may lack (built only with the CUDA backend).
-OPTIONAL_PROGRAMS = {"cuda_host_bench"}
+# Programs a build may lack (cuda_host_bench: built only with the CUDA backend;
+# contention_bench: only where oneTBB is installed).
+OPTIONAL_PROGRAMS = {"cuda_host_bench", "contention_bench"}
 
 TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
@@ -181,7 +183,7 @@ def collect_medians(report):
         is_single = entry.get("run_type") == "iteration" and entry.get("repetitions", 1) <= 1
         if not (is_median or is_single):
             continue
-        name = re.sub(r"(/iterations:\d+)?(/real_time)?$", "", entry["run_name"])
+        name = re.sub(r"(/iterations:\d+)?(/(real|manual)_time)?$", "", entry["run_name"])
         scale = TIME_UNITS_NS[entry["time_unit"]]
         values = {"real_ns": entry["real_time"] * scale, "cpu_ns": entry["cpu_time"] * scale,
                   "iterations": entry["iterations"]}
@@ -568,6 +570,40 @@ def cuda_host_section(report):
                      ["measurement", "replayrt", "the bare call", "added by replayrt"], rows)
 
 
+CONTENTION_ROWS = (
+    ("one-task replay + synchronize", "one_task", 1),
+    ("one-task replay after a 1 ms idle gap", "after_idle_gap", 1),
+    ("replay call to its first task's start", "to_first_task", 1),
+    ("tiny-task chain, per task", "chain", 4096),
+    ("tiny-task fan-out, per task", "fanout", 4096),
+)
+
+
+def contention_section(report):
+    rows = []
+    hogs = None
+    for text, case, tasks in CONTENTION_ROWS:
+        for workers in (1, 2):
+            name = f"contention/{case}/replayrt/w{workers}"
+            limit_name = f"contention/{case}/tbb/w{workers}"
+            value = report.get(name)
+            if value is None:
+                continue
+            limit = report.get(limit_name)
+            hogs = report.get(name, "hogs")
+            cores = report.get(name, "cores")
+            limit_cores = report.get(limit_name, "cores")
+            rows.append([text, str(workers), fmt_time(ratio(value, tasks)),
+                         fmt_time(ratio(limit, tasks)), fmt_ratio(ratio(value, limit)),
+                         "—" if cores is None else f"{cores:.2f}",
+                         "—" if limit_cores is None else f"{limit_cores:.2f}"])
+    if rows:
+        report.table(f"10. The simulator next to oneTBB's flow graph, same task bodies, "
+                     f"{int(hogs or 0)} CPU hog processes beside it",
+                     ["measurement", "workers", "replayrt", "oneTBB (limit)", "replayrt / limit",
+                      "cores busy (replayrt)", "cores busy (oneTBB)"], rows)
+
+
 def llama_section(report):
     rows = []
     for workers in LLAMA_WORKERS:
@@ -579,7 +615,7 @@ def llama_section(report):
                      fmt_ratio(ratio(kernel, program))])
     if rows:
         runs = report.get(f"llama/program_mode/w{rows[0][0]}", "runs")
-        report.table(f"10. llama-decoder, default model, {LLAMA_TOKENS} tokens per run (median "
+        report.table(f"11. llama-decoder, default model, {LLAMA_TOKENS} tokens per run (median "
                      f"tokens/s of {runs} runs)",
                      ["device workers", "program mode (one rrt_run per token)",
                       "kernel mode (one graph replay per token)", "kernel / program"], rows)
@@ -653,6 +689,7 @@ def main():
     wait_section(report)
     kernels_section(report)
     cuda_host_section(report)
+    contention_section(report)
     llama_section(report)
 
     run = run_conditions(args, contexts, [load_before, load_after], elapsed)

@@ -6,7 +6,7 @@ packages=(
   cmake ninja-build make g++ clang clang-format clang-tidy libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev python3 patch rsync ccache pkgconf
   pybind11-dev python3-dev python3-numpy python3-pytest python3-torch
-  python3-matplotlib
+  python3-matplotlib libtbb-dev
 )
 if [ "$#" -ne 0 ]; then
   packages=("$@")

@@ -1,5 +1,6 @@
 #include "platform/sim/executor/device_runtime.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -23,6 +24,9 @@ namespace {
 // after claiming it, so only an inconsistent scheduler state (or one that another invocation
 // reset underneath this one) leaves a slot empty this long.
 constexpr std::chrono::seconds kSlotFillLimit{10};
+
+// The most ready-queue slots a worker claims at once.
+constexpr std::uint32_t kMaxClaim = 32;
 
 // Device memory is host-accessible on the simulator.
 void read_sim_memory(const void *address, void *out, std::size_t bytes) {
@@ -210,19 +214,55 @@ struct Execution {
     return true;
   }
 
-  // Takes ready tasks until every task has completed or the execution stopped. A worker claims
-  // a queue slot only once a task was pushed into it, so the worker that makes a successor
-  // ready (having just run its predecessor, with that data in its cache) usually runs it too,
-  // and an idle worker never holds a slot the others need.
+  // Runs the task pushed into the claimed `slot` and releases its successors; the caller counts
+  // it as completed. False when the worker must stop.
+  bool run_slot(std::uint32_t slot, unsigned worker) {
+    if (slot >= num_tasks) {
+      stop(Inconsistency::kQueueOverflow, slot, slot);
+      return false;
+    }
+    const std::uint32_t t = wait_for_slot(slot);
+    if (t == kEmptyReadySlot) {
+      return false;
+    }
+    if (t >= num_tasks) {
+      stop(Inconsistency::kTaskIndex, slot, t);
+      return false;
+    }
+    std::atomic_ref<std::uint32_t> failure(state->failure);
+    if (failure.load(std::memory_order_acquire) == static_cast<std::uint32_t>(TaskFailure::kNone)) {
+      OffsetFailure offset;
+      const TaskOutcome outcome = run_task(t, worker, &offset);
+      if (outcome.failed()) {
+        auto expected = static_cast<std::uint32_t>(TaskFailure::kNone);
+        if (failure.compare_exchange_strong(expected, static_cast<std::uint32_t>(outcome.cause),
+                                            std::memory_order_acq_rel)) {
+          state->failed_task = static_cast<std::int32_t>(t);
+          state->failed_code = outcome.code;
+          offset_failure = offset;
+        }
+      }
+    }
+    return !is_stopped() && release_successors(t);
+  }
+
+  // Takes ready tasks until every task has completed or the execution stopped (worker 0), or
+  // until none is ready (a helper). A worker claims queue slots only once tasks were pushed
+  // into them, so the worker that makes a successor ready (having just run its predecessor,
+  // with that data in its cache) usually runs it too, and an idle worker never holds a slot the
+  // others need. A worker claims several slots at once when many are ready (a share of the
+  // backlog that shrinks with it, as guided self-scheduling does), so tiny tasks do not contend
+  // for the queue head or the completion count (a claim's tasks count as completed together),
+  // and it invites the idle helpers whenever it leaves ready tasks behind;
+  // a graph without parallelism (a chain) never wakes a helper.
   //
-  // The wait for more ready tasks has no time bound (a kernel may run for as long as it
+  // Worker 0's wait for more ready tasks has no time bound (a kernel may run for as long as it
   // needs); it ends when the state shows that no more can come: every pushed task completed
   // (completed == next_push) while some task never ran.
-  void work(unsigned worker) {
+  void work(unsigned worker, const WorkerPool::Team &team) {
     std::atomic_ref<std::uint32_t> next_pop(state->next_pop);
     std::atomic_ref<std::uint32_t> next_push(state->next_push);
     std::atomic_ref<std::uint32_t> completed(state->completed);
-    std::atomic_ref<std::uint32_t> failure(state->failure);
     const auto finished_or_stalled = [&] {
       // completed is read before next_push: when both agree, every task ever pushed had
       // completed when completed was read, so no running task is left to push another.
@@ -240,64 +280,51 @@ struct Execution {
       }
       return is_stopped();
     };
+    const std::uint32_t share_divisor = 2 * team.size();
     std::uint32_t slot = next_pop.load(std::memory_order_acquire);
     for (;;) {
       if (is_stopped()) {
         return;
       }
-      if (slot >= next_push.load(std::memory_order_acquire)) {
+      const std::uint32_t pushed = next_push.load(std::memory_order_acquire);
+      if (slot >= pushed) {
         if (finished_or_stalled()) {
           return;
         }
-        if (!spin_until([&] {
-              return next_pop.load(std::memory_order_acquire) <
-                         next_push.load(std::memory_order_acquire) ||
-                     finished_or_stalled();
-            })) {
+        const bool more = spin_until([&] {
+          return next_pop.load(std::memory_order_acquire) <
+                     next_push.load(std::memory_order_acquire) ||
+                 finished_or_stalled();
+        });
+        if (!more) {
+          if (worker != 0) {
+            return;
+          }
           std::this_thread::yield();
         }
         slot = next_pop.load(std::memory_order_acquire);
         continue;
       }
-      if (slot >= num_tasks) {
-        stop(Inconsistency::kQueueOverflow, slot, slot);
-        return;
-      }
-      if (!next_pop.compare_exchange_weak(slot, slot + 1, std::memory_order_acq_rel)) {
+      const std::uint32_t backlog = pushed - slot;
+      const std::uint32_t claim = std::clamp<std::uint32_t>(backlog / share_divisor, 1, kMaxClaim);
+      if (!next_pop.compare_exchange_weak(slot, slot + claim, std::memory_order_acq_rel)) {
         continue;
       }
-      const std::uint32_t t = wait_for_slot(slot);
-      if (t == kEmptyReadySlot) {
-        return;
+      if (backlog > claim) {
+        team.invite();
       }
-      if (t >= num_tasks) {
-        stop(Inconsistency::kTaskIndex, slot, t);
-        return;
-      }
-      if (failure.load(std::memory_order_acquire) ==
-          static_cast<std::uint32_t>(TaskFailure::kNone)) {
-        OffsetFailure offset;
-        const TaskOutcome outcome = run_task(t, worker, &offset);
-        if (outcome.failed()) {
-          auto expected = static_cast<std::uint32_t>(TaskFailure::kNone);
-          if (failure.compare_exchange_strong(expected, static_cast<std::uint32_t>(outcome.cause),
-                                              std::memory_order_acq_rel)) {
-            state->failed_task = static_cast<std::int32_t>(t);
-            state->failed_code = outcome.code;
-            offset_failure = offset;
-          }
+      for (std::uint32_t taken = slot; taken < slot + claim; ++taken) {
+        if (!run_slot(taken, worker)) {
+          return;
         }
       }
-      if (is_stopped() || !release_successors(t)) {
-        return;
-      }
-      completed.fetch_add(1, std::memory_order_acq_rel);
+      completed.fetch_add(claim, std::memory_order_acq_rel);
       slot = next_pop.load(std::memory_order_acquire);
     }
   }
 
-  static void work_entry(void *self, unsigned worker) {
-    static_cast<Execution *>(self)->work(worker);
+  static void work_entry(void *self, unsigned worker, const WorkerPool::Team &team) {
+    static_cast<Execution *>(self)->work(worker, team);
   }
 
   // The KERNEL_FAILED status for the recorded inconsistency.

@@ -4,7 +4,7 @@
 
 namespace replayrt::sim {
 
-WorkerPool::WorkerPool(unsigned helpers) {
+WorkerPool::WorkerPool(unsigned helpers) : idle_(helpers) {
   threads_.reserve(helpers);
   for (unsigned i = 0; i < helpers; ++i) {
     threads_.emplace_back([this, i] { helper_loop(i + 1); });
@@ -13,8 +13,8 @@ WorkerPool::WorkerPool(unsigned helpers) {
 
 WorkerPool::~WorkerPool() {
   stopping_.store(true, std::memory_order_release);
-  started_.fetch_add(1, std::memory_order_acq_rel);
-  started_.notify_all();
+  invitations_.fetch_add(1, std::memory_order_acq_rel);
+  invitations_.notify_all();
   for (std::thread &thread : threads_) {
     thread.join();
   }
@@ -23,30 +23,73 @@ WorkerPool::~WorkerPool() {
 unsigned WorkerPool::run(Job job, void *context) {
   std::unique_lock<std::mutex> lock(run_mutex_, std::try_to_lock);
   if (!lock.owns_lock() || threads_.empty()) {
-    job(context, 0);
+    job(context, 0, Team(nullptr));
     return 1;
   }
   job_ = job;
   context_ = context;
-  const std::uint64_t target = finished_.load(std::memory_order_relaxed) + threads_.size();
-  started_.fetch_add(1, std::memory_order_release);
-  started_.notify_all();
-  job(context, 0);
-  wait_until_at_least(finished_, target);
-  return helpers() + 1;
+  joined_.store(0, std::memory_order_relaxed);
+  ++runs_;
+  run_word_.store((runs_ << kRunShift) | kOpen, std::memory_order_release);
+  job(context, 0, Team(this));
+  std::uint64_t word = run_word_.fetch_and(~kOpen, std::memory_order_acq_rel) & ~kOpen;
+  if ((word & kCallsMask) != 0 &&
+      !spin_until([&] { return (run_word_.load(std::memory_order_acquire) & kCallsMask) == 0; })) {
+    while (((word = run_word_.load(std::memory_order_acquire)) & kCallsMask) != 0) {
+      run_word_.wait(word, std::memory_order_acquire);
+    }
+  }
+  return 1 + joined_.load(std::memory_order_relaxed);
+}
+
+void WorkerPool::invite() noexcept {
+  if (idle_.load(std::memory_order_relaxed) == 0 ||
+      invitation_pending_.exchange(true, std::memory_order_acq_rel)) {
+    return;
+  }
+  invitations_.fetch_add(1, std::memory_order_release);
+  invitations_.notify_all();
+}
+
+bool WorkerPool::try_join() noexcept {
+  std::uint64_t word = run_word_.load(std::memory_order_acquire);
+  while ((word & kOpen) != 0) {
+    if (run_word_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void WorkerPool::leave() noexcept {
+  const std::uint64_t after = run_word_.fetch_sub(1, std::memory_order_acq_rel) - 1;
+  if ((after & (kOpen | kCallsMask)) == 0) {
+    run_word_.notify_all();
+  }
 }
 
 void WorkerPool::helper_loop(unsigned worker) {
   std::uint64_t seen = 0;
+  std::uint64_t last_run_joined = 0;
   for (;;) {
-    wait_until_at_least(started_, seen + 1);
-    seen = started_.load(std::memory_order_acquire);
+    wait_until_at_least(invitations_, seen + 1);
+    seen = invitations_.load(std::memory_order_acquire);
+    invitation_pending_.store(false, std::memory_order_release);
     if (stopping_.load(std::memory_order_acquire)) {
       return;
     }
-    job_(context_, worker);
-    finished_.fetch_add(1, std::memory_order_release);
-    finished_.notify_all();
+    if (!try_join()) {
+      continue;
+    }
+    const std::uint64_t run = run_word_.load(std::memory_order_relaxed) >> kRunShift;
+    if (run != last_run_joined) {
+      last_run_joined = run;
+      joined_.fetch_add(1, std::memory_order_relaxed);
+    }
+    idle_.fetch_sub(1, std::memory_order_relaxed);
+    job_(context_, worker, Team(this));
+    idle_.fetch_add(1, std::memory_order_relaxed);
+    leave();
   }
 }
 

@@ -1,7 +1,10 @@
 #include "platform/sim/executor/device_runtime.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -66,6 +69,42 @@ TEST_F(DeviceRuntimeTest, WorkerCountDoesNotChangeResults) {
         ASSERT_FLOAT_EQ(out[i], 496.0F * in[i]) << "workers " << workers << " element " << i;
       }
     }
+  }
+}
+
+// Counts its task's arrival in `user` (a std::atomic<int>) and returns 0 once `kRendezvous`
+// tasks arrived, or 1 when they did not within 10 s: the tasks ran one after another.
+constexpr int kRendezvous = 2;
+int rendezvous(const rrt_kernel_args_t *, void *user) {
+  auto &arrived = *static_cast<std::atomic<int> *>(user);
+  arrived.fetch_add(1);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (arrived.load() < kRendezvous) {
+    if (std::chrono::steady_clock::now() >= give_up) {
+      return 1;
+    }
+    std::this_thread::yield();
+  }
+  return 0;
+}
+
+TEST_F(DeviceRuntimeTest, IndependentTasksWakeTheHelpersAndRunAtTheSameTime) {
+  std::atomic<int> arrived{0};
+  std::int32_t meet = -1;
+  ASSERT_TRUE(
+      kernels_.add(KernelEntry{"rendezvous", &rendezvous, &arrived, 1, 0, 0}, &meet).is_ok());
+  CallableBuilder b;
+  b.param(f32({4}));
+  for (int task = 0; task < kRendezvous; ++task) {
+    b.task(meet, {param(0)});
+  }
+  place(b);
+  std::vector<float> in(4, 1.0F);
+  DeviceRuntime runtime(kernels_, kRendezvous);
+  for (int repeat = 0; repeat < 5; ++repeat) {
+    arrived.store(0);
+    const Status status = run({{in.data(), 16, RRT_SPACE_HOST}}, runtime);
+    ASSERT_TRUE(status.is_ok()) << "repeat " << repeat << ": " << status.message();
   }
 }
 
