@@ -159,4 +159,52 @@ inline int bench_main(int argc, char **argv, void (*register_benchmarks)()) {
   return 0;
 }
 
+// A kernel-mode sim context with `workers` device workers, a kernel registered as
+// `kernel_name`, the callable build(kernel id) describes (a DescBuilder) latched with a plan
+// that fits it exactly and prepared, and one launch of it captured into a graph on a stream of
+// its own. Any failing call ends the process (check).
+class CapturedGraph {
+ public:
+  template <class BuildDesc>
+  CapturedGraph(unsigned workers, const char *kernel_name, rrt_kernel_fn kernel, void *user,
+                BuildDesc build)
+      : ctx_(make_context(workers)), args_(run_args(nullptr, 0)) {
+    std::int32_t kernel_id = -1;
+    check(rrt_kernel_register(ctx_, kernel_name, kernel, user, &kernel_id), "rrt_kernel_register");
+    DescBuilder builder = build(kernel_id);
+    kernel_init_for(ctx_, builder.desc());
+    callable_ = prepare(ctx_, builder.desc());
+    check(rrt_stream_create(ctx_, &stream_), "rrt_stream_create");
+    check(rrt_stream_begin_capture(stream_), "rrt_stream_begin_capture");
+    check(rrt_kernel_launch(ctx_, callable_, &args_, stream_), "rrt_kernel_launch");
+    check(rrt_stream_end_capture(stream_, &graph_), "rrt_stream_end_capture");
+  }
+  ~CapturedGraph() {
+    check(rrt_stream_synchronize(stream_), "rrt_stream_synchronize");
+    check(rrt_graph_destroy(graph_), "rrt_graph_destroy");
+    check(rrt_stream_destroy(stream_), "rrt_stream_destroy");
+    check(rrt_context_destroy(ctx_), "rrt_context_destroy");
+  }
+  CapturedGraph(const CapturedGraph &) = delete;
+  CapturedGraph &operator=(const CapturedGraph &) = delete;
+  CapturedGraph(CapturedGraph &&) = delete;
+  CapturedGraph &operator=(CapturedGraph &&) = delete;
+
+  void replay_and_wait() const {
+    check(rrt_graph_replay(graph_, stream_), "rrt_graph_replay");
+    check(rrt_stream_synchronize(stream_), "rrt_stream_synchronize");
+  }
+  void launch_and_wait() const {
+    check(rrt_kernel_launch(ctx_, callable_, &args_, stream_), "rrt_kernel_launch");
+    check(rrt_stream_synchronize(stream_), "rrt_stream_synchronize");
+  }
+
+ private:
+  rrt_context_t ctx_;
+  rrt_run_args_t args_;
+  std::int32_t callable_ = -1;
+  rrt_stream_t stream_ = nullptr;
+  rrt_graph_t graph_ = nullptr;
+};
+
 }  // namespace replayrt::bench

@@ -120,55 +120,34 @@ int stamping_kernel(const rrt_kernel_args_t * /*args*/, void *user) {
 
 enum class Shape { kChain, kFanout };
 
+// stamping_kernel in every task.
+DescBuilder graph_desc(std::int32_t kernel, Shape shape, std::uint32_t tasks) {
+  DescBuilder builder(RRT_BIND_DEVICE_BUILD);
+  if (shape == Shape::kChain) {
+    builder.intermediate(tensor(RRT_DTYPE_F32, 1));
+  }
+  for (std::uint32_t t = 0; t < tasks; ++t) {
+    if (shape == Shape::kChain) {
+      builder.task(kernel, {{RRT_OPERAND_INTERMEDIATE, 0}});
+    } else {
+      builder.task(kernel, {});
+    }
+  }
+  return builder;
+}
+
 // A kernel-mode sim context with `workers` device workers and one launch of the N-task
-// callable captured into a graph; every task runs stamping_kernel.
+// callable captured into a graph.
 class ReplayrtGraph {
  public:
   ReplayrtGraph(unsigned workers, Shape shape, std::uint32_t tasks, FirstTask *first)
-      : ctx_(make_context(workers)), args_(run_args(nullptr, 0)) {
-    std::int32_t kernel = -1;
-    check(rrt_kernel_register(ctx_, "stamp", &stamping_kernel, first, &kernel),
-          "rrt_kernel_register");
-    DescBuilder builder(RRT_BIND_DEVICE_BUILD);
-    if (shape == Shape::kChain) {
-      builder.intermediate(tensor(RRT_DTYPE_F32, 1));
-    }
-    for (std::uint32_t t = 0; t < tasks; ++t) {
-      if (shape == Shape::kChain) {
-        builder.task(kernel, {{RRT_OPERAND_INTERMEDIATE, 0}});
-      } else {
-        builder.task(kernel, {});
-      }
-    }
-    kernel_init_for(ctx_, builder.desc());
-    callable_ = prepare(ctx_, builder.desc());
-    check(rrt_stream_create(ctx_, &stream_), "rrt_stream_create");
-    check(rrt_stream_begin_capture(stream_), "rrt_stream_begin_capture");
-    check(rrt_kernel_launch(ctx_, callable_, &args_, stream_), "rrt_kernel_launch");
-    check(rrt_stream_end_capture(stream_, &graph_), "rrt_stream_end_capture");
-  }
-  ~ReplayrtGraph() {
-    check(rrt_stream_synchronize(stream_), "rrt_stream_synchronize");
-    check(rrt_graph_destroy(graph_), "rrt_graph_destroy");
-    check(rrt_stream_destroy(stream_), "rrt_stream_destroy");
-    check(rrt_context_destroy(ctx_), "rrt_context_destroy");
-  }
-  ReplayrtGraph(const ReplayrtGraph &) = delete;
-  ReplayrtGraph &operator=(const ReplayrtGraph &) = delete;
-  ReplayrtGraph(ReplayrtGraph &&) = delete;
-  ReplayrtGraph &operator=(ReplayrtGraph &&) = delete;
+      : graph_(workers, "stamp", &stamping_kernel, first,
+               [&](std::int32_t kernel) { return graph_desc(kernel, shape, tasks); }) {}
 
-  void run() const {
-    check(rrt_graph_replay(graph_, stream_), "rrt_graph_replay");
-    check(rrt_stream_synchronize(stream_), "rrt_stream_synchronize");
-  }
+  void run() const { graph_.replay_and_wait(); }
 
  private:
-  rrt_context_t ctx_;
-  rrt_run_args_t args_;
-  std::int32_t callable_ = -1;
-  rrt_stream_t stream_ = nullptr;
-  rrt_graph_t graph_ = nullptr;
+  CapturedGraph graph_;
 };
 
 // The same graph as a oneTBB flow graph in an arena of `workers` threads (the caller's

@@ -71,47 +71,13 @@ replayrt::bench::DescBuilder graph_desc(std::int32_t kernel_id, Shape shape, std
 
 // A kernel-mode context with `workers` device workers, the N-task callable prepared and one
 // launch of it captured into a graph.
-class ReplaySetup {
+class ReplaySetup : public replayrt::bench::CapturedGraph {
  public:
   ReplaySetup(Kernel kernel, Shape shape, unsigned workers, std::uint32_t tasks)
-      : ctx_(replayrt::bench::make_context(workers)), args_(replayrt::bench::run_args(nullptr, 0)) {
-    std::int32_t kernel_id = -1;
-    check(rrt_kernel_register(ctx_, "bench_kernel", function_of(kernel), nullptr, &kernel_id),
-          "rrt_kernel_register");
-    replayrt::bench::DescBuilder builder = graph_desc(kernel_id, shape, tasks, rounds_of(kernel));
-    replayrt::bench::kernel_init_for(ctx_, builder.desc());
-    callable_ = replayrt::bench::prepare(ctx_, builder.desc());
-    check(rrt_stream_create(ctx_, &stream_), "rrt_stream_create");
-    check(rrt_stream_begin_capture(stream_), "rrt_stream_begin_capture");
-    check(rrt_kernel_launch(ctx_, callable_, &args_, stream_), "rrt_kernel_launch");
-    check(rrt_stream_end_capture(stream_, &graph_), "rrt_stream_end_capture");
-  }
-  ~ReplaySetup() {
-    check(rrt_stream_synchronize(stream_), "rrt_stream_synchronize");
-    check(rrt_graph_destroy(graph_), "rrt_graph_destroy");
-    check(rrt_stream_destroy(stream_), "rrt_stream_destroy");
-    check(rrt_context_destroy(ctx_), "rrt_context_destroy");
-  }
-  ReplaySetup(const ReplaySetup &) = delete;
-  ReplaySetup &operator=(const ReplaySetup &) = delete;
-  ReplaySetup(ReplaySetup &&) = delete;
-  ReplaySetup &operator=(ReplaySetup &&) = delete;
-
-  void replay_and_wait() const {
-    check(rrt_graph_replay(graph_, stream_), "rrt_graph_replay");
-    check(rrt_stream_synchronize(stream_), "rrt_stream_synchronize");
-  }
-  void launch_and_wait() const {
-    check(rrt_kernel_launch(ctx_, callable_, &args_, stream_), "rrt_kernel_launch");
-    check(rrt_stream_synchronize(stream_), "rrt_stream_synchronize");
-  }
-
- private:
-  rrt_context_t ctx_;
-  rrt_run_args_t args_;
-  std::int32_t callable_ = -1;
-  rrt_stream_t stream_ = nullptr;
-  rrt_graph_t graph_ = nullptr;
+      : CapturedGraph(workers, "bench_kernel", function_of(kernel), nullptr,
+                      [&](std::int32_t kernel_id) {
+                        return graph_desc(kernel_id, shape, tasks, rounds_of(kernel));
+                      }) {}
 };
 
 void replay(benchmark::State &state, Kernel kernel, Shape shape, unsigned workers,

@@ -114,6 +114,7 @@ Status SimStream::synchronize() {
     }
     target = enqueued_.load(std::memory_order_relaxed);
   }
+  run_untaken_work(target);
   host_wait_until_at_least(completed_, target, host_wait_);
   return failure_->report();
 }
@@ -336,29 +337,65 @@ bool SimStream::publish_locked(std::size_t count) {
   return executor_parked_;
 }
 
+bool SimStream::take_batch_locked() {
+  if (running_ || queue_.empty()) {
+    return false;
+  }
+  batch_.swap(queue_);
+  running_ = true;
+  taken_.store(taken_.load(std::memory_order_relaxed) + batch_.size(), std::memory_order_relaxed);
+  return true;
+}
+
+void SimStream::run_batch() {
+  for (SimOperation &operation : batch_) {
+    execute_contained(operation);
+    completed_.fetch_add(1, std::memory_order_release);
+    completed_.notify_all();
+  }
+  batch_.clear();
+}
+
+void SimStream::run_untaken_work(std::uint64_t target) {
+  while (completed_.load(std::memory_order_acquire) < target) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (!take_batch_locked()) {
+        return;
+      }
+    }
+    run_batch();
+    bool wake = false;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      running_ = false;
+      wake = executor_parked_ && !queue_.empty();
+    }
+    if (wake) {
+      wake_.notify_one();
+    }
+  }
+}
+
 void SimStream::run_executor() {
-  std::uint64_t taken = 0;
   for (;;) {
-    spin_until([&] { return enqueued_.load(std::memory_order_relaxed) != taken; });
+    spin_until([&] {
+      return enqueued_.load(std::memory_order_relaxed) != taken_.load(std::memory_order_relaxed);
+    });
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      while (queue_.empty() && !stopping_) {
+      while ((queue_.empty() || running_) && !stopping_) {
         executor_parked_ = true;
         wake_.wait(lock);
         executor_parked_ = false;
       }
-      if (queue_.empty()) {
+      if (!take_batch_locked()) {
         return;
       }
-      batch_.swap(queue_);
     }
-    taken += batch_.size();
-    for (SimOperation &operation : batch_) {
-      execute_contained(operation);
-      completed_.fetch_add(1, std::memory_order_release);
-      completed_.notify_all();
-    }
-    batch_.clear();
+    run_batch();
+    const std::lock_guard<std::mutex> lock(mutex_);
+    running_ = false;
   }
 }
 

@@ -21,14 +21,21 @@ namespace replayrt::sim {
 // thread per stream that plays the device.
 //
 // Execution: enqueue calls append to a queue under the stream's mutex and wake the executor
-// only when it is parked. The executor takes the whole queue at once and runs it in order:
+// only when it is parked. One runner at a time takes the whole queue at once and runs it in
+// order: the executor, or a host thread in synchronize() that finds queued work nobody has
+// taken (it runs that work itself instead of waiting for the executor to wake up, as a
+// caller of a task runtime's wait does; the host still observes completion only through the
+// stream, and work is never reordered). Batches run in order:
 // copies and memsets through SimMemory (outside capture, enqueue does not check device ranges;
 // a range that is not live when the copy runs is the copy's failure, with SimMemory's
 // RRT_ERR_INVALID_ARGUMENT), launches by calling the entry on the executor thread with the
-// invocation bytes copied at enqueue. When the queue is empty it spins briefly for more work,
-// then parks. synchronize() and wait_idle() wait as the stream's HostWaitPolicy says (by
-// default: spin for up to kHostWaitSpinBudget, then block); the destructor spins briefly, then
-// blocks. query() compares the operations queued with those executed, without waiting.
+// invocation bytes copied at enqueue, on the runner's thread. When the queue is empty the
+// executor spins briefly for more work, then parks. synchronize() (after running what it
+// could take) and wait_idle() wait as the stream's HostWaitPolicy says (by default: spin for up
+// to kHostWaitSpinBudget, then block); the destructor spins briefly, then blocks. Device work
+// (a launch's kernels) may therefore run on a thread that called synchronize(): it must not
+// wait for that thread to do anything else. query() compares the operations queued with those
+// executed, without waiting.
 //
 // Failures: the first failing copy, memset or launch becomes the stream's sticky failure
 // (a StickyFailure). While it is pending, copies, memsets and launches are skipped; event
@@ -114,6 +121,16 @@ class SimStream final : public Stream {
   // and must be woken (after unlocking).
   bool publish_locked(std::size_t count);
 
+  // Requires mutex_. Moves the queue into batch_ and makes the caller the runner, unless
+  // another thread is the runner or the queue is empty (then false).
+  bool take_batch_locked();
+  // The runner's work: runs batch_ in order, counting each operation as completed, and empties
+  // it. The caller then gives up the runner role (under mutex_).
+  void run_batch();
+  // A host thread's part of synchronize(): runs queued work nobody has taken until the
+  // operations up to `target` completed or another thread is the runner.
+  void run_untaken_work(std::uint64_t target);
+
   void run_executor();
   // Runs execute(); an exception becomes the sticky failure (see the class comment).
   void execute_contained(SimOperation &operation) noexcept;
@@ -141,7 +158,10 @@ class SimStream final : public Stream {
   // The sticky failure, shared with the event records that carry it.
   std::shared_ptr<StickyFailure> failure_ = std::make_shared<StickyFailure>();
 
-  // Executor-only: the batch it is running, swapped with queue_ under mutex_.
+  bool running_ = false;  // guarded by mutex_: a thread is the runner (it owns batch_)
+  // Operations ever moved into a batch (written with mutex_ held); the executor spins on it.
+  std::atomic<std::uint64_t> taken_{0};
+  // The runner's batch, swapped with queue_ under mutex_.
   std::vector<SimOperation> batch_;
   std::thread executor_;
 };

@@ -76,6 +76,30 @@ TEST_F(SimStreamTest, LaunchGetsTheBytesAsTheyWereAtEnqueue) {
   }
 }
 
+Status record_thread(void *context, const std::byte * /*invocation*/, std::size_t /*bytes*/) {
+  *static_cast<std::thread::id *>(context) = std::this_thread::get_id();
+  return Status::ok();
+}
+
+// The executor parks after a brief spin; a launch enqueued then wakes it, and a synchronize
+// that follows at once finds the launch still queued and runs it itself. Whether the host
+// wins that race is up to the scheduler, so the test tries until it does once.
+TEST_F(SimStreamTest, SynchronizeRunsQueuedWorkTheExecutorHasNotTakenOnTheCallingThread) {
+  Stream &stream = new_stream();
+  bool ran_on_the_host = false;
+  for (int attempt = 0; attempt < 200 && !ran_on_the_host; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::thread::id runner;
+    LaunchRequest request;
+    request.entry = &record_thread;
+    request.entry_context = &runner;
+    ASSERT_TRUE(stream.enqueue_launch(request).is_ok());
+    ASSERT_TRUE(stream.synchronize().is_ok());
+    ran_on_the_host = runner == std::this_thread::get_id();
+  }
+  EXPECT_TRUE(ran_on_the_host);
+}
+
 TEST_F(SimStreamTest, CopiesAndMemsetRoundTripThroughDeviceMemory) {
   Stream &stream = new_stream();
   auto *const first = static_cast<unsigned char *>(allocate(4096));
