@@ -20,8 +20,6 @@
 
 namespace {
 
-using replayrt::bench::check;
-
 enum class Kernel { kTiny, kCompute };
 enum class Shape { kChain, kFanOut };
 
