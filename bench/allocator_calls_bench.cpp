@@ -44,7 +44,7 @@ struct CallCounts {
 };
 
 CallCounts counts_of(rrt_context_t ctx) {
-  const replayrt::MemoryCounters device = ctx->engine->device().memory_counters();
+  const replayrt::MemoryCounters device = ctx->engine->device_memory_counters();
   const rrt_stats_t stats = replayrt::bench::stats_of(ctx);
   return CallCounts{device.allocation_calls, device.free_calls, stats.device_alloc_calls,
                     stats.device_free_calls};

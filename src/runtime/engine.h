@@ -122,11 +122,11 @@ class Engine {
   // True once an init latched the mode (it stays latched after finalize).
   bool is_latched() const noexcept { return context_.latch().is_latched(); }
 
+  // The device's own memory counters (Device::memory_counters): every allocation of the
+  // device, the context's and the caller's alike.
+  MemoryCounters device_memory_counters() const { return device_->memory_counters(); }
+
   KernelRegistry &kernels() noexcept { return kernels_; }
-  // The engine's parts, for tests that inspect them; the C ABI uses the calls above.
-  Device &device() noexcept { return *device_; }
-  DeviceContext &context() noexcept { return context_; }
-  const DeviceContext &context() const noexcept { return context_; }
   // Frees `buffer`, a caller allocation of the device, in order with every launch, run and
   // replay: none is admitted while the free waits for the work queued on `caller_streams` and
   // on the engine's own streams (reporting no failure) and then frees. Work admitted before the
@@ -176,6 +176,10 @@ class Engine {
   std::uint32_t take_capture_profile_tasks(Stream &stream);
 
  private:
+  // Tests reach the device and the context through it (tests/support/engine_inspector.h);
+  // every other caller, the C ABI included, uses the calls above.
+  friend class EngineInspector;
+
   Engine(std::unique_ptr<Device> device, GenerationRegistry &generations,
          std::unique_ptr<Event> order_tail);
 

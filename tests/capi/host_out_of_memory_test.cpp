@@ -1,14 +1,13 @@
-// The C ABI under host out-of-memory: this program replaces the global operator new, so that
-// while a thread has allocation failure switched on every allocation it makes (in the library
-// too) throws std::bad_alloc, or only its nth one does. A call that runs out of host memory
+// The C ABI under host out-of-memory: this program links the replacement of the global operator
+// new (support/host_allocation_faults.h), so that while a thread has allocation failure switched
+// on every allocation it makes (in the library too) throws std::bad_alloc, or only its nth one
+// does. A call that runs out of host memory
 // returns the documented code and records its last-error detail without allocating; nothing
 // terminates, and nothing the call had done stays behind. The program links the library's
 // objects (not the shared library), so that one check can read what a graph holds through its
 // handle (capi/handles.h); every call goes through the C ABI.
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <new>
@@ -23,56 +22,23 @@
 #include "abi_queries.h"
 #include "capi/handles.h"
 #include "platform/allocation_table.h"
+#include "support/host_allocation_faults.h"
 #include "test_platform.h"
 
 namespace {
 
+using replayrt::testing::HostAllocationCounter;
+using replayrt::testing::HostAllocationFails;
 using replayrt::testing::last_message;
+using replayrt::testing::NthHostAllocationFails;
 using replayrt::testing::stats_of;
-
-thread_local bool allocation_fails = false;
-// The calling thread's allocations until the one that fails (1: the next); 0: none fails.
-thread_local std::uint64_t allocations_until_failure = 0;
-// Whether every allocation after that one fails too.
-thread_local bool failure_persists = false;
-// The calling thread's allocations since its counter was last reset.
-thread_local std::uint64_t allocations_counted = 0;
-std::atomic<int> refused_allocations{0};
-
-void *allocate_or_throw(std::size_t bytes) {
-  ++allocations_counted;
-  const bool nth_fails = allocations_until_failure != 0 && --allocations_until_failure == 0;
-  if (nth_fails && failure_persists) {
-    allocation_fails = true;
-  }
-  if (allocation_fails || nth_fails) {
-    refused_allocations.fetch_add(1, std::memory_order_relaxed);
-    throw std::bad_alloc();
-  }
-  void *ptr = std::malloc(bytes == 0 ? 1 : bytes);
-  if (ptr == nullptr) {
-    throw std::bad_alloc();
-  }
-  return ptr;
-}
-
-// Switches allocation failure on for the calling thread for its lifetime.
-class HostAllocationFails {
- public:
-  HostAllocationFails() { allocation_fails = true; }
-  ~HostAllocationFails() { allocation_fails = false; }
-  HostAllocationFails(const HostAllocationFails &) = delete;
-  HostAllocationFails &operator=(const HostAllocationFails &) = delete;
-  HostAllocationFails(HostAllocationFails &&) = delete;
-  HostAllocationFails &operator=(HostAllocationFails &&) = delete;
-};
 
 TEST(HostOutOfMemoryTest, ContextCreateReportsInternalWithoutTerminating) {
   rrt_context_options_t options{};
   options.struct_size = sizeof options;
   options.platform = replayrt::testing::test_platform();
   rrt_context_t ctx = nullptr;
-  const int refused_before = refused_allocations.load();
+  const std::uint64_t refused_before = replayrt::testing::refused_host_allocations();
   rrt_status_t status = RRT_OK;
   {
     const HostAllocationFails failing;
@@ -80,7 +46,7 @@ TEST(HostOutOfMemoryTest, ContextCreateReportsInternalWithoutTerminating) {
   }
   EXPECT_EQ(status, RRT_ERR_INTERNAL);
   EXPECT_EQ(ctx, nullptr);
-  EXPECT_GT(refused_allocations.load(), refused_before);
+  EXPECT_GT(replayrt::testing::refused_host_allocations(), refused_before);
   rrt_error_detail_t detail{};
   EXPECT_EQ(rrt_last_error(&detail), RRT_ERR_INTERNAL);
   EXPECT_EQ(std::string(detail.message), "rrt_context_create: host out of memory");
@@ -136,25 +102,6 @@ TEST(HostOutOfMemoryTest, TheLibraryWorksOnceMemoryIsBack) {
   ASSERT_EQ(rrt_context_create(&options, &ctx), RRT_OK);
   EXPECT_EQ(rrt_context_destroy(ctx), RRT_OK);
 }
-
-// Fails the calling thread's nth host allocation from construction, and when `persists` every
-// one after it, for its lifetime.
-class NthHostAllocationFails {
- public:
-  NthHostAllocationFails(std::uint64_t n, bool persists) {
-    allocations_until_failure = n;
-    failure_persists = persists;
-  }
-  ~NthHostAllocationFails() {
-    allocations_until_failure = 0;
-    failure_persists = false;
-    allocation_fails = false;
-  }
-  NthHostAllocationFails(const NthHostAllocationFails &) = delete;
-  NthHostAllocationFails &operator=(const NthHostAllocationFails &) = delete;
-  NthHostAllocationFails(NthHostAllocationFails &&) = delete;
-  NthHostAllocationFails &operator=(NthHostAllocationFails &&) = delete;
-};
 
 constexpr std::uint64_t kFloats = 64;
 constexpr std::uint64_t kBytes = kFloats * sizeof(float);
@@ -299,10 +246,10 @@ void sweep_prepare_host_allocations(rrt_bind_strategy_t bind, bool persists) {
   std::uint64_t allocations = 0;
   {
     KernelContext clean(bind);
-    allocations_counted = 0;
+    const HostAllocationCounter counted;
     std::int32_t id = -1;
     ASSERT_EQ(rrt_callable_prepare(clean.ctx, clean.a->desc(), &id), RRT_OK);
-    allocations = allocations_counted;
+    allocations = counted.count();
   }
   ASSERT_GE(allocations, 4u);
   int failures = 0;
@@ -352,9 +299,9 @@ void sweep_kernel_init_host_allocations(bool persists, std::uint64_t first_gener
   std::uint64_t allocations = 0;
   {
     KernelContext clean(RRT_BIND_DEVICE_BUILD, false);
-    allocations_counted = 0;
+    const HostAllocationCounter counted;
     ASSERT_EQ(rrt_kernel_init(clean.ctx, &clean.config), RRT_OK);
-    allocations = allocations_counted;
+    allocations = counted.count();
   }
   ASSERT_GE(allocations, 1u);
   int failures = 0;
@@ -431,9 +378,9 @@ void sweep_launch_host_allocations(rrt_bind_strategy_t bind, bool persists) {
     ASSERT_EQ(rrt_callable_prepare(clean.ctx, clean.b->desc(), &id), RRT_OK);
     ASSERT_EQ(rrt_callable_prepare(clean.ctx, clean.a->desc(), &id), RRT_OK);
     RampArgs ramp;
-    allocations_counted = 0;
+    const HostAllocationCounter counted;
     ASSERT_EQ(rrt_kernel_launch(clean.ctx, id, &ramp.args, clean.stream), RRT_OK);
-    allocations = allocations_counted;
+    allocations = counted.count();
     ASSERT_EQ(rrt_stream_synchronize(clean.stream), RRT_OK);
   }
   ASSERT_GE(allocations, 1u);
@@ -508,9 +455,9 @@ TEST(HostOutOfMemoryTest, ACapturedCopyThatRunsOutOfHostMemorySpoilsTheCapture) 
     rrt_stream_t stream = nullptr;
     ASSERT_EQ(rrt_stream_create(ctx, &stream), RRT_OK);
     ASSERT_EQ(rrt_stream_begin_capture(stream), RRT_OK);
-    allocations_counted = 0;
+    const HostAllocationCounter counted;
     ASSERT_EQ(rrt_memcpy_h2d(ctx, buffer, values.data(), kBytes, stream), RRT_OK);
-    allocations = allocations_counted;
+    allocations = counted.count();
     rrt_graph_t graph = nullptr;
     ASSERT_EQ(rrt_stream_end_capture(stream, &graph), RRT_OK);
     EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
@@ -562,9 +509,9 @@ void sweep_replay_host_allocations(rrt_bind_strategy_t bind, bool persists) {
   ASSERT_EQ(rrt_kernel_launch(k.ctx, a_id, &ramp.args, k.stream), RRT_OK) << last_message();
   rrt_graph_t graph = nullptr;
   ASSERT_EQ(rrt_stream_end_capture(k.stream, &graph), RRT_OK) << last_message();
-  allocations_counted = 0;
+  const HostAllocationCounter counted;
   ASSERT_EQ(rrt_graph_replay(graph, k.stream), RRT_OK) << last_message();
-  const std::uint64_t allocations = allocations_counted;
+  const std::uint64_t allocations = counted.count();
   ASSERT_EQ(rrt_stream_synchronize(k.stream), RRT_OK);
   ASSERT_NO_FATAL_FAILURE(ramp.expect_computed(k.a->factor()));
   int failures = 0;
@@ -707,9 +654,9 @@ void sweep_stream_call_host_allocations(const StreamCall &c, bool persists) {
     KernelContext clean(RRT_BIND_DEVICE_BUILD);
     StreamCallHandles h;
     c.setup(clean, h);
-    allocations_counted = 0;
+    const HostAllocationCounter counted;
     ASSERT_EQ(c.call(clean, h), RRT_OK) << last_message();
-    allocations = allocations_counted;
+    allocations = counted.count();
     c.finish(clean, h);
   }
   ASSERT_GE(allocations, 1u) << "the call allocates no host memory: nothing to sweep";
@@ -767,9 +714,9 @@ void sweep_captured_event_record_host_allocations(bool persists) {
     rrt_event_t event = nullptr;
     ASSERT_EQ(rrt_event_create(clean.ctx, &event), RRT_OK);
     ASSERT_EQ(rrt_stream_begin_capture(clean.stream), RRT_OK);
-    allocations_counted = 0;
+    const HostAllocationCounter counted;
     ASSERT_EQ(rrt_event_record(event, clean.stream), RRT_OK) << last_message();
-    allocations = allocations_counted;
+    allocations = counted.count();
     rrt_graph_t graph = nullptr;
     ASSERT_EQ(rrt_stream_end_capture(clean.stream, &graph), RRT_OK) << last_message();
     EXPECT_EQ(graph_operations(graph), 1u);
@@ -834,9 +781,9 @@ void sweep_captured_launch_host_allocations(rrt_bind_strategy_t bind, bool persi
     ASSERT_EQ(rrt_callable_prepare(clean.ctx, clean.a->desc(), &id), RRT_OK);
     RampArgs ramp;
     ASSERT_EQ(rrt_stream_begin_capture(clean.stream), RRT_OK);
-    allocations_counted = 0;
+    const HostAllocationCounter counted;
     ASSERT_EQ(rrt_kernel_launch(clean.ctx, id, &ramp.args, clean.stream), RRT_OK) << last_message();
-    allocations = allocations_counted;
+    allocations = counted.count();
     rrt_graph_t graph = nullptr;
     ASSERT_EQ(rrt_stream_end_capture(clean.stream, &graph), RRT_OK) << last_message();
     EXPECT_GE(graph_operations(graph), 1u);
@@ -927,10 +874,10 @@ void sweep_program_prepare_host_allocations(rrt_bind_strategy_t bind, bool persi
   std::uint64_t allocations = 0;
   {
     ProgramContext clean(bind, false);
-    allocations_counted = 0;
+    const HostAllocationCounter counted;
     std::int32_t id = -1;
     ASSERT_EQ(rrt_callable_prepare(clean.ctx, clean.a->desc(), &id), RRT_OK);
-    allocations = allocations_counted;
+    allocations = counted.count();
   }
   ASSERT_GE(allocations, 1u);
   int failures = 0;
@@ -985,9 +932,9 @@ void sweep_run_host_allocations(rrt_bind_strategy_t bind, bool persists, bool fi
     if (!first_run) {
       ASSERT_EQ(rrt_run(clean.ctx, clean.a_id, &ramp.args), RRT_OK);
     }
-    allocations_counted = 0;
+    const HostAllocationCounter counted;
     ASSERT_EQ(rrt_run(clean.ctx, clean.a_id, &ramp.args), RRT_OK);
-    allocations = allocations_counted;
+    allocations = counted.count();
     clean_after = stats_of(clean.ctx);
   }
   ASSERT_GE(allocations, 1u);
@@ -1092,42 +1039,3 @@ TEST(HostOutOfMemoryTest, TheCppStreamOwnerStillCapturesAfterEndCaptureRanOutOfH
 }
 
 }  // namespace
-
-void *operator new(std::size_t bytes) {
-  return allocate_or_throw(bytes);
-}
-void *operator new[](std::size_t bytes) {
-  return allocate_or_throw(bytes);
-}
-void *operator new(std::size_t bytes, const std::nothrow_t & /*tag*/) noexcept {
-  try {
-    return allocate_or_throw(bytes);
-  } catch (const std::bad_alloc &) {
-    return nullptr;
-  }
-}
-void *operator new[](std::size_t bytes, const std::nothrow_t & /*tag*/) noexcept {
-  try {
-    return allocate_or_throw(bytes);
-  } catch (const std::bad_alloc &) {
-    return nullptr;
-  }
-}
-void operator delete(void *ptr) noexcept {
-  std::free(ptr);
-}
-void operator delete[](void *ptr) noexcept {
-  std::free(ptr);
-}
-void operator delete(void *ptr, std::size_t /*bytes*/) noexcept {
-  std::free(ptr);
-}
-void operator delete[](void *ptr, std::size_t /*bytes*/) noexcept {
-  std::free(ptr);
-}
-void operator delete(void *ptr, const std::nothrow_t & /*tag*/) noexcept {
-  std::free(ptr);
-}
-void operator delete[](void *ptr, const std::nothrow_t & /*tag*/) noexcept {
-  std::free(ptr);
-}

@@ -13,6 +13,7 @@
 
 #include "platform/sim/sim_device.h"
 #include "support/callable_builder.h"
+#include "support/engine_inspector.h"
 #include "support/fault_injecting_device.h"
 
 namespace replayrt {
@@ -103,8 +104,8 @@ TEST_F(EngineTest, KernelLaunchesAndReplaysMakeNoDeviceAllocationOrFree) {
   const MemoryCounters after = sim_.memory_counters();
   EXPECT_EQ(after.allocation_calls, before.allocation_calls);
   EXPECT_EQ(after.free_calls, before.free_calls);
-  EXPECT_EQ(engine_->context().counters().launches.load(), 51u);
-  EXPECT_EQ(engine_->context().counters().replays.load(), 50u);
+  EXPECT_EQ(EngineInspector::context(*engine_).counters().launches.load(), 51u);
+  EXPECT_EQ(EngineInspector::context(*engine_).counters().replays.load(), 50u);
   graph.reset();
   stream.reset();
   EXPECT_TRUE(sim_.free(device_out).is_ok());
@@ -131,13 +132,14 @@ TEST_F(EngineTest, LaunchNeedingMoreStagingThanPlannedIsRefusedAndChangesNothing
   const std::vector<TensorArg> too_much = {{in.data(), 1024, RRT_SPACE_HOST},
                                            {out.data(), 1024, RRT_SPACE_HOST}};
   const MemoryCounters before = sim_.memory_counters();
-  const RegionStats staging = engine_->context().region_stats(GrowthPoint::kRetainedStaging);
+  const RegionStats staging =
+      EngineInspector::context(*engine_).region_stats(GrowthPoint::kRetainedStaging);
   const Status refused = engine_->kernel_launch(id, RunArgsView{too_much, {}}, *stream);
   EXPECT_EQ(refused.code(), RRT_ERR_INTERNAL);
   EXPECT_EQ(refused.growth_point(), GrowthPoint::kRetainedStaging);
   EXPECT_EQ(sim_.memory_counters().allocation_calls, before.allocation_calls);
   EXPECT_EQ(sim_.memory_counters().free_calls, before.free_calls);
-  EXPECT_EQ(engine_->context().region_stats(GrowthPoint::kRetainedStaging).capacity,
+  EXPECT_EQ(EngineInspector::context(*engine_).region_stats(GrowthPoint::kRetainedStaging).capacity,
             staging.capacity);
 
   // The held graph and in-capacity launches keep working from the same addresses.
@@ -166,7 +168,9 @@ TEST_F(EngineTest, StagingThatWasNeverPlannedIsALaunchAllocationRefusal) {
   const Status refused = engine_->kernel_launch(id, RunArgsView{tensors, {}}, *stream);
   EXPECT_EQ(refused.growth_point(), GrowthPoint::kLaunchAllocation);
   EXPECT_EQ(sim_.memory_counters().allocation_calls, allocations);
-  EXPECT_EQ(engine_->context().counters().refusals[RRT_GROWTH_LAUNCH_ALLOCATION].load(), 1u);
+  EXPECT_EQ(
+      EngineInspector::context(*engine_).counters().refusals[RRT_GROWTH_LAUNCH_ALLOCATION].load(),
+      1u);
 }
 
 TEST_F(EngineTest, AFailedKernelInitLeavesNothingAllocatedAndTheEngineReusable) {
@@ -181,12 +185,12 @@ TEST_F(EngineTest, AFailedKernelInitLeavesNothingAllocatedAndTheEngineReusable) 
       break;
     }
     EXPECT_EQ(failed.code(), RRT_ERR_OUT_OF_MEMORY);
-    EXPECT_FALSE(engine_->context().latch().is_latched());
-    EXPECT_EQ(engine_->context().counters().live_bytes.load(), 0u);
+    EXPECT_FALSE(EngineInspector::context(*engine_).latch().is_latched());
+    EXPECT_EQ(EngineInspector::context(*engine_).counters().live_bytes.load(), 0u);
     EXPECT_EQ(sim_.memory_counters().live_bytes, 0u);
     EXPECT_FALSE(engine_->is_ready());
   }
-  EXPECT_TRUE(engine_->context().latch().is_kernel());
+  EXPECT_TRUE(EngineInspector::context(*engine_).latch().is_kernel());
   EXPECT_TRUE(engine_->is_ready());
   EXPECT_GE(prepare_doubling(256), 0);
 }
@@ -200,7 +204,7 @@ TEST_F(EngineTest, ARejectedKernelInitLeavesAReusableContext) {
   std::unique_ptr<Engine> other;
   ASSERT_TRUE(Engine::create(std::make_unique<sim::SimDevice>(), 1, generations_, &other).is_ok());
   EXPECT_EQ(kernel_init(*other, config).code(), RRT_ERR_INVALID_ARGUMENT);
-  EXPECT_FALSE(other->context().latch().is_latched());
+  EXPECT_FALSE(other->is_latched());
   EXPECT_TRUE(other->program_init().is_ok());
 }
 
@@ -234,7 +238,8 @@ TEST_F(EngineTest, ProgramRunsGrowBuffersAndHitTheImageCache) {
   ASSERT_TRUE(run(large, 4096).is_ok());
   EXPECT_FLOAT_EQ(out[4095], 6.0F);
   EXPECT_GT(sim_.memory_counters().allocation_calls, after_first);
-  EXPECT_GT(engine_->context().region_stats(GrowthPoint::kArenaGmHeap).base_changes, 0u);
+  EXPECT_GT(EngineInspector::context(*engine_).region_stats(GrowthPoint::kArenaGmHeap).base_changes,
+            0u);
 }
 
 TEST_F(EngineTest, TwoPipelineSlotsHoldRunsAtOnceAndAThirdPrepareIsRefused) {
@@ -299,12 +304,15 @@ TEST_F(EngineTest, AlternatingCallablesSettleWithoutAllocationsInBothBinds) {
     }
   };
   alternate(3);
-  const std::uint64_t allocations = engine_->context().counters().device_alloc_calls.load();
+  const std::uint64_t allocations =
+      EngineInspector::context(*engine_).counters().device_alloc_calls.load();
   const std::uint64_t moves =
-      engine_->context().region_stats(GrowthPoint::kGraphDefinition).base_changes;
+      EngineInspector::context(*engine_).region_stats(GrowthPoint::kGraphDefinition).base_changes;
   alternate(25);
-  EXPECT_EQ(engine_->context().counters().device_alloc_calls.load(), allocations);
-  EXPECT_EQ(engine_->context().region_stats(GrowthPoint::kGraphDefinition).base_changes, moves);
+  EXPECT_EQ(EngineInspector::context(*engine_).counters().device_alloc_calls.load(), allocations);
+  EXPECT_EQ(
+      EngineInspector::context(*engine_).region_stats(GrowthPoint::kGraphDefinition).base_changes,
+      moves);
   ASSERT_TRUE(sim_.free(in).is_ok());
   ASSERT_TRUE(sim_.free(out).is_ok());
 }

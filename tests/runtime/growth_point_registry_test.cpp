@@ -14,6 +14,7 @@
 #include "runtime/engine.h"
 #include "runtime/plan_fit.h"
 #include "support/callable_builder.h"
+#include "support/engine_inspector.h"
 
 namespace replayrt {
 namespace {
@@ -55,7 +56,7 @@ class Fixture {
     auto device = std::make_unique<sim::SimDevice>();
     device_ = device.get();
     EXPECT_TRUE(Engine::create(std::move(device), 1, generations_, &engine_).is_ok());
-    engine_->context().enable_profiling();
+    EngineInspector::context(*engine_).enable_profiling();
     CallableBuilder a = axpy(RRT_BIND_DEVICE_BUILD, kN, 2.0F);
     CallableBuilder b = axpy(RRT_BIND_HOST_BUILD, kN, 3.0F);
     const CallableSpec descs[] = {a.spec(), b.spec()};
@@ -118,12 +119,12 @@ class Fixture {
   Snapshot snapshot() {
     Snapshot s;
     s.device = device_->memory_counters();
-    s.bases = engine_->context().slot(0).bank_bases();
+    s.bases = EngineInspector::context(*engine_).slot(0).bank_bases();
     for (const GrowthPointInfo &info : growth_point_registry()) {
-      const RegionStats stats = engine_->context().region_stats(info.point);
+      const RegionStats stats = EngineInspector::context(*engine_).region_stats(info.point);
       s.regions.insert(s.regions.end(), {stats.capacity, stats.used, stats.base_changes});
     }
-    const ContextCounters &counters = engine_->context().counters();
+    const ContextCounters &counters = EngineInspector::context(*engine_).counters();
     s.launches = counters.launches.load();
     s.runtime_alloc_calls = counters.device_alloc_calls.load();
     s.runtime_free_calls = counters.device_free_calls.load();
@@ -232,8 +233,10 @@ TEST(GrowthPointRegistryTest, EveryGrowthPointRefusesInKernelModeWithoutSideEffe
     Fixture fixture(scenario->second.adjust_plan);
     fixture.expect_graphs_replay_correctly(1.0F);
     const Fixture::Snapshot before = fixture.snapshot();
-    const std::uint64_t refusals_before =
-        fixture.engine().context().counters().refusals[growth_point_index(info.point)].load();
+    const std::uint64_t refusals_before = EngineInspector::context(fixture.engine())
+                                              .counters()
+                                              .refusals[growth_point_index(info.point)]
+                                              .load();
 
     const Status refused = scenario->second.provoke(fixture);
 
@@ -242,7 +245,10 @@ TEST(GrowthPointRegistryTest, EveryGrowthPointRefusesInKernelModeWithoutSideEffe
     EXPECT_EQ(refused.growth_point(), info.point) << refused.message();
     EXPECT_GT(refused.requested_bytes(), refused.capacity_bytes());
     EXPECT_TRUE(fixture.snapshot() == before) << scenario->second.growth << " changed state";
-    EXPECT_EQ(fixture.engine().context().counters().refusals[growth_point_index(info.point)].load(),
+    EXPECT_EQ(EngineInspector::context(fixture.engine())
+                  .counters()
+                  .refusals[growth_point_index(info.point)]
+                  .load(),
               refusals_before + 1);
     fixture.expect_graphs_replay_correctly(100.0F);
   }
@@ -254,8 +260,9 @@ TEST(GrowthPointRegistryTest, EveryGrowthPointRefusesInKernelModeWithoutSideEffe
 TEST(GrowthPointRegistryTest, EveryLiveBlockHasAScenarioAndEveryGrowthPointABlock) {
   Fixture fixture(keep_plan);
   std::map<GrowthPoint, int> blocks;
-  fixture.engine().context().for_each_block(
-      [&](const GuardedBlock &block) { ++blocks[block.point()]; });
+  EngineInspector::context(fixture.engine()).for_each_block([&](const GuardedBlock &block) {
+    ++blocks[block.point()];
+  });
   ASSERT_FALSE(blocks.empty());
   for (const auto &[point, count] : blocks) {
     EXPECT_NE(scenarios().find(point), scenarios().end())
