@@ -90,6 +90,39 @@ TEST(HostOutOfMemoryTest, AnAllocationTableErasesAndEvictsWithoutAllocating) {
   }
 }
 
+// A caller free under a persistent host out-of-memory, on a context with no stream (so the
+// free has no list of streams to make): every free succeeds, those that push earlier frees out
+// of the device's quarantine included, since a free that could not list its evictions leaves
+// them for a later free. No free reports a failure after its buffer was already forgotten.
+TEST(HostOutOfMemoryTest, CallerFreesPastTheQuarantineSucceedWithoutHostMemory) {
+  rrt_context_options_t options{};
+  options.struct_size = sizeof options;
+  options.platform = replayrt::testing::test_platform();
+  rrt_context_t ctx = nullptr;
+  ASSERT_EQ(rrt_context_create(&options, &ctx), RRT_OK);
+  // More than either backend's quarantine holds (64 MiB).
+  constexpr std::size_t kBuffers = 80;
+  constexpr std::size_t kBufferBytes = std::size_t{1} << 20;
+  std::vector<void *> buffers(kBuffers, nullptr);
+  for (void *&buffer : buffers) {
+    ASSERT_EQ(rrt_device_alloc(ctx, kBufferBytes, &buffer), RRT_OK) << last_message();
+  }
+  std::vector<rrt_status_t> freed(kBuffers, RRT_OK);
+  {
+    const HostAllocationFails failing;
+    for (std::size_t i = 0; i < kBuffers; ++i) {
+      freed[i] = rrt_device_free(ctx, buffers[i]);
+    }
+  }
+  for (std::size_t i = 0; i < kBuffers; ++i) {
+    EXPECT_EQ(freed[i], RRT_OK) << "free " << i << ": " << last_message();
+  }
+  void *again = nullptr;
+  ASSERT_EQ(rrt_device_alloc(ctx, kBufferBytes, &again), RRT_OK) << last_message();
+  EXPECT_EQ(rrt_device_free(ctx, again), RRT_OK) << last_message();
+  EXPECT_EQ(rrt_context_destroy(ctx), RRT_OK);
+}
+
 TEST(HostOutOfMemoryTest, TheLibraryWorksOnceMemoryIsBack) {
   rrt_context_options_t options{};
   options.struct_size = sizeof options;
