@@ -233,7 +233,31 @@ Status CudaStream::admit(Capture capture, std::span<const DeviceRange> ranges,
   }
   const bool own = capture == Capture::kOwn;
   const std::size_t first = declared_.size();
-  Status refused = device_.with_table([&](const AllocationTable &table) -> Status {
+  Status refused;
+  try {
+    refused = check_and_declare(own, ranges, referenced);
+  } catch (...) {
+    // A host allocation failed: the graph would lack this operation.
+    declared_.resize(first);
+    fail_locked(capture, Status::error_without_detail(RRT_ERR_INTERNAL));
+    throw;
+  }
+  if (refused.is_ok()) {
+    return Status::ok();
+  }
+  declared_.resize(first);
+  if (capture != Capture::kNone) {
+    fail_locked(capture, refused);
+    return refused;
+  }
+  failure_->fail(std::move(refused));
+  *skip = true;
+  return Status::ok();
+}
+
+Status CudaStream::check_and_declare(bool own, std::span<const DeviceRange> ranges,
+                                     std::span<const void *const> referenced) {
+  return device_.with_table([&](const AllocationTable &table) -> Status {
     for (const DeviceRange &range : ranges) {
       RRT_RETURN_IF_ERROR(table.check_range(range.address, range.bytes, range.role));
       if (own) {
@@ -258,17 +282,6 @@ Status CudaStream::admit(Capture capture, std::span<const DeviceRange> ranges,
     }
     return Status::ok();
   });
-  if (refused.is_ok()) {
-    return Status::ok();
-  }
-  declared_.resize(first);
-  if (capture != Capture::kNone) {
-    fail_locked(capture, refused);
-    return refused;
-  }
-  failure_->fail(std::move(refused));
-  *skip = true;
-  return Status::ok();
 }
 
 Status CudaStream::after_call(Capture capture, cudaError_t error, const char *call) {

@@ -169,9 +169,15 @@ class CudaStream final : public Stream {
   // OK to enqueue: the ranges (and, while capturing, the referenced addresses) are live; while
   // replayrt captures they are recorded. A refusal while capturing fails the capture
   // (fail_locked) and is returned; outside a capture it becomes the sticky failure and *skip
-  // is set. *skip is also set while a sticky failure is stored (outside a capture).
+  // is set. *skip is also set while a sticky failure is stored (outside a capture). A host
+  // allocation that fails while recording (std::bad_alloc, rethrown) records nothing and fails
+  // the capture, so no graph silently lacks the operation.
   Status admit(Capture capture, std::span<const DeviceRange> ranges,
                std::span<const void *const> referenced, bool *skip);
+  // The table check of admit: every range lies in one live allocation and, when `own`, every
+  // referenced address does; when `own`, each is appended to declared_.
+  Status check_and_declare(bool own, std::span<const DeviceRange> ranges,
+                           std::span<const void *const> referenced);
   Status after_call(Capture capture, cudaError_t error, const char *call);
   // A failure of work enqueued now: replayrt's capture fails, the owner's capture is
   // invalidated, or (no capture) it becomes the sticky failure.
