@@ -274,7 +274,8 @@ RRT_API rrt_status_t rrt_stream_begin_capture(rrt_stream_t stream);
    changes nothing, the capture included: the capture goes on, and the graph holds exactly
    the calls that succeeded. A host out-of-memory (RRT_ERR_INTERNAL) in this call leaves the
    capture going on the simulator, so the call can be made again; on CUDA, whose capture ends
-   for good inside the call, a failure after that point ends it with no graph made. */
+   for good inside the call, a failure after that point ends it with no graph made (memory
+   running out inside cudaStreamEndCapture is RRT_ERR_OUT_OF_MEMORY). */
 RRT_API rrt_status_t rrt_stream_end_capture(rrt_stream_t stream, rrt_graph_t *out);
 /* Checks every captured address first: RRT_ERR_STALE_ADDRESS and nothing enqueued on any
    stream if any is no longer the same live allocation. Replays are asynchronous on `stream`

@@ -138,7 +138,11 @@ void ProgramPipeline::settle_failed_launch(ProgramRun &run, Stream &target) {
     // enqueue_bound spoiled the capture.
     return;
   }
-  (void)record_or_wait_idle(target, *slot_used_[static_cast<std::size_t>(run.slot_)]);
+  const auto slot = static_cast<std::size_t>(run.slot_);
+  (void)record_or_wait_idle(target, *slot_used_[slot]);
+  if (&target == own_streams_[slot].get()) {
+    (void)target.synchronize();
+  }
 }
 
 Status ProgramPipeline::wait(ProgramRun &run) {

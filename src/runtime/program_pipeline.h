@@ -106,7 +106,10 @@ class ProgramPipeline {
   // After enqueue_run failed or threw part-way: the run is failed. Inside a capture,
   // enqueue_bound has spoiled the capture. Outside one, the slot's next prepare is made to wait
   // for whatever was enqueued, by recording the slot's use or, if that fails too, by waiting
-  // until `target` is idle.
+  // until `target` is idle. When `target` is the slot's own stream, which only runs reach, it is
+  // synchronized too: a backend whose failed enqueue is sticky (CUDA) would otherwise skip the
+  // slot's next run and report this run's failure, which the launch already returned, as that
+  // run's.
   void settle_failed_launch(ProgramRun &run, Stream &target);
 
   Device &device_;

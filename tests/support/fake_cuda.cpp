@@ -246,11 +246,15 @@ void submit(Stream *s, std::function<void()> work) {
 }
 
 // Adds `node` to the capture `s` takes part in, after the stream's dependencies.
+// Adds `node` to the stream's capture after the stream's current dependencies. Every
+// allocation comes first, so a host allocation failure (thrown) leaves the capture unchanged.
 void capture_node(Stream *s, std::unique_ptr<Node> node) {
   node->deps = s->deps;
-  Node *added = node.get();
-  s->capture->graph->nodes.push_back(std::move(node));
-  s->deps.assign(1, added);
+  std::vector<Node *> next_deps{node.get()};
+  std::vector<std::unique_ptr<Node>> &nodes = s->capture->graph->nodes;
+  nodes.reserve(nodes.size() + 1);
+  nodes.push_back(std::move(node));
+  s->deps.swap(next_deps);
 }
 
 bool faulted() {
@@ -534,10 +538,11 @@ void leave_capture(Stream *s) {
   s->deps.clear();
 }
 
-// Ends `capture` (requires the lock); its graph is returned, or kept as abandoned.
-std::unique_ptr<Graph> end_capture_locked(Capture *capture) {
-  for (Stream *member : std::vector<Stream *>(capture->members)) {
-    leave_capture(member);
+// Ends `capture` (requires the lock); its graph is returned, or kept as abandoned. Allocates
+// nothing, so it ends the capture under a host allocation failure too.
+std::unique_ptr<Graph> end_capture_locked(Capture *capture) noexcept {
+  while (!capture->members.empty()) {
+    leave_capture(capture->members.back());
   }
   for (auto &[handle, event] : st().events) {
     if (event->captured_in == capture) {
@@ -720,24 +725,31 @@ cudaError_t fake_end_capture(cudaStream_t stream, cudaGraph_t *out) {
       capture->thread != std::this_thread::get_id()) {
     return fail(cudaErrorStreamCaptureWrongThread);
   }
+  // The capture ends whatever this call returns, a host allocation failure included.
   cudaError_t error = capture->invalidated;
-  if (error == cudaSuccess) {
-    for (const Stream *member : capture->members) {
-      if (member != s && !rejoined(member->deps, s->deps)) {
-        error = cudaErrorStreamCaptureUnjoined;
+  try {
+    if (error == cudaSuccess) {
+      for (const Stream *member : capture->members) {
+        if (member != s && !rejoined(member->deps, s->deps)) {
+          error = cudaErrorStreamCaptureUnjoined;
+        }
       }
     }
-  }
-  if (error == cudaSuccess && g_fake->end_capture_error.load() != cudaSuccess) {
-    error = g_fake->end_capture_error.load();
+    if (error == cudaSuccess && g_fake->end_capture_error.load() != cudaSuccess) {
+      error = g_fake->end_capture_error.load();
+    }
+    if (error == cudaSuccess) {
+      st().graphs.insert(capture->graph.get());
+    }
+  } catch (const std::bad_alloc &) {
+    error = cudaErrorMemoryAllocation;
   }
   std::unique_ptr<Graph> graph = end_capture_locked(capture);
   if (error != cudaSuccess) {
-    // An invalidated capture yields no graph; CUDA releases it.
+    // A failed end yields no graph; CUDA releases it.
     --g_fake->live_graphs;
     return fail(error);
   }
-  st().graphs.insert(graph.get());
   *out = reinterpret_cast<cudaGraph_t>(graph.release());
   return cudaSuccess;
 }
@@ -869,9 +881,12 @@ cudaError_t fake_event_record(cudaEvent_t handle, cudaStream_t stream, unsigned 
     }
     return cudaSuccess;
   }
-  event->captured_in = nullptr;
-  const std::uint64_t seq = ++event->target;
+  // The record is queued before the event's target moves, so a host allocation failure
+  // (thrown) leaves no target that nothing will reach; the worker waits for the lock held here.
+  const std::uint64_t seq = event->target + 1;
   submit(s, [event, seq] { complete_record(event, seq); });
+  event->captured_in = nullptr;
+  event->target = seq;
   return cudaSuccess;
 }
 
@@ -1158,16 +1173,17 @@ cudaError_t fake_launch(cudaGraphExec_t exec, cudaStream_t stream) {
   if (g_fake->discard_work.load()) {
     return cudaSuccess;
   }
-  // Event records and waits bind now, in node order, as separate calls would.
+  // Event records and waits bind now, in node order, as separate calls would. The targets
+  // move only once the work is queued, so a host allocation failure (thrown) changes nothing.
   std::vector<std::uint64_t> bound(graph->nodes.size(), 0);
+  std::map<const Event *, std::uint64_t> targets;
   for (std::size_t i = 0; i < graph->nodes.size(); ++i) {
     const Node &node = *graph->nodes[i];
-    if (node.kind == Node::Kind::kRecord) {
-      bound[i] = ++node.event->target;
-      node.event->captured_in = nullptr;
-    } else if (node.kind == Node::Kind::kWait) {
-      bound[i] = node.event->target;
+    if (node.kind != Node::Kind::kRecord && node.kind != Node::Kind::kWait) {
+      continue;
     }
+    const auto [target, inserted] = targets.try_emplace(node.event.get(), node.event->target);
+    bound[i] = node.kind == Node::Kind::kRecord ? ++target->second : target->second;
   }
   submit(s, [graph, bound] {
     for (std::size_t i = 0; i < graph->nodes.size(); ++i) {
@@ -1181,6 +1197,12 @@ cudaError_t fake_launch(cudaGraphExec_t exec, cudaStream_t stream) {
       }
     }
   });
+  for (const std::unique_ptr<Node> &node : graph->nodes) {
+    if (node->kind == Node::Kind::kRecord) {
+      node->event->target = targets.at(node->event.get());
+      node->event->captured_in = nullptr;
+    }
+  }
   return cudaSuccess;
 }
 

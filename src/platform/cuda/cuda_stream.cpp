@@ -541,8 +541,13 @@ Status CudaStream::end_capture(std::unique_ptr<Graph> *out) {
   if (ended != cudaSuccess) {
     (void)api_.get_last_error();
     const Status why = cuda_status(api_, ended, "cudaStreamEndCapture");
-    return Status::error(RRT_ERR_INVALID_STATE,
-                         "stream end_capture: the capture was invalidated: " + why.message() +
+    // Memory running out is reported as such; any other failure is CUDA invalidating the
+    // capture. Either way the capture is over.
+    const bool out_of_memory = why.code() == RRT_ERR_OUT_OF_MEMORY;
+    return Status::error(out_of_memory ? RRT_ERR_OUT_OF_MEMORY : RRT_ERR_INVALID_STATE,
+                         (out_of_memory ? "stream end_capture: the capture ended without a graph: "
+                                        : "stream end_capture: the capture was invalidated: ") +
+                             why.message() +
                              (failure.is_ok() ? "" : "; first refusal: " + failure.message()));
   }
   if (!failure.is_ok()) {
