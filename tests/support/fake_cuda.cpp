@@ -510,10 +510,10 @@ cudaError_t fake_stream_create(cudaStream_t *out, unsigned int) {
   if (st().fault != cudaSuccess) {
     return fail(st().fault);
   }
-  auto *s = new Stream;
-  st().streams.insert(s);
+  auto s = std::make_unique<Stream>();
+  st().streams.insert(s.get());
   ++g_fake->live_streams;
-  *out = reinterpret_cast<cudaStream_t>(s);
+  *out = reinterpret_cast<cudaStream_t>(s.release());
   return cudaSuccess;
 }
 
