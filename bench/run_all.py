@@ -7,8 +7,8 @@
 Each program runs with --benchmark_repetitions (the counted allocator program once: its
 counts do not vary) and --benchmark_report_aggregates_only; the tables use the medians over
 the repetitions. Google Benchmark's own JSON for each program is kept next to the results.
-The llama example (examples/llama, when built) runs 11 times per device-worker count; its
-tokens/s go to llama_decoder.json and the tables. bench/plot_results.py draws results.json.
+The llama example (examples/llama, when built) runs per model shape and device-worker count
+(LLAMA_SHAPES); its tokens/s go to llama_decoder.json and the tables. bench/plot_results.py draws results.json.
 Exit status: 0 when every program ran, 1 when one failed (goals that are missed do not fail
 the run: they are reported).
 """
@@ -44,13 +44,15 @@ OPTIONAL_PROGRAMS = {"cuda_host_bench", "contention_bench"}
 TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 # The llama example: its executable under the build directory, the tokens each run decodes
-# (the default model's whole KV cache), the runs per device-worker count (a run takes well
-# under a second) and the worker counts.
+# (the default model's whole KV cache), the worker counts, and per model shape (--shape) the
+# runs per worker count and the prefix of its result names: the default small model (a run
+# takes well under a second) and the stories15M shape, whose large tasks divide across the
+# device workers (a run takes a few seconds).
 LLAMA_PROGRAM = "llama-decoder"
 LLAMA_EXECUTABLE = os.path.join("examples", "llama-decoder")
 LLAMA_TOKENS = 128
-LLAMA_RUNS = 11
 LLAMA_WORKERS = (1, 2)
+LLAMA_SHAPES = (("small", 11, "llama"), ("stories15M", 5, "llama_stories15M"))
 LLAMA_MODES = (("program_mode", "program mode"), ("kernel_mode", "kernel mode"))
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -109,23 +111,26 @@ def load_program(out_dir, program):
 
 
 def run_llama(build_dir, out_dir):
-    """Runs the llama decoder LLAMA_RUNS times per worker count; writes its tokens/s to
+    """Runs the llama decoder per shape and worker count (LLAMA_SHAPES); writes its tokens/s to
     llama_decoder.json and returns their medians and a context like Google Benchmark's."""
     executable = os.path.join(build_dir, LLAMA_EXECUTABLE)
     context = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
                "load_avg": list(os.getloadavg())}
-    print(f"== {LLAMA_PROGRAM} ({LLAMA_RUNS} runs of {LLAMA_TOKENS} tokens per worker count)",
-          file=sys.stderr, flush=True)
     samples = []
-    for workers in LLAMA_WORKERS:
-        for _ in range(LLAMA_RUNS):
-            command = [executable, "--quiet", "--tokens", str(LLAMA_TOKENS),
-                       "--workers", str(workers)]
-            completed = subprocess.run(command, capture_output=True, text=True, check=False)
-            if completed.returncode != 0:
-                raise RuntimeError(f"{' '.join(command)} exited with {completed.returncode}:\n"
-                                   f"{completed.stdout}{completed.stderr}")
-            samples.append({"workers": workers, **parse_llama_output(completed.stdout)})
+    for shape, runs, _ in LLAMA_SHAPES:
+        print(f"== {LLAMA_PROGRAM} --shape {shape} ({runs} runs of {LLAMA_TOKENS} tokens per "
+              f"worker count, the counts interleaved)", file=sys.stderr, flush=True)
+        for _ in range(runs):
+            for workers in LLAMA_WORKERS:
+                command = [executable, "--quiet", "--tokens", str(LLAMA_TOKENS), "--workers",
+                           str(workers), "--shape", shape]
+                completed = subprocess.run(command, capture_output=True, text=True, check=False)
+                if completed.returncode != 0:
+                    raise RuntimeError(f"{' '.join(command)} exited with "
+                                       f"{completed.returncode}:\n"
+                                       f"{completed.stdout}{completed.stderr}")
+                samples.append({"shape": shape, "workers": workers,
+                                **parse_llama_output(completed.stdout)})
     raw = {"context": context, "tokens": LLAMA_TOKENS, "samples": samples}
     with open(os.path.join(out_dir, "llama_decoder.json"), "w", encoding="utf-8") as handle:
         json.dump(raw, handle, indent=2)
@@ -144,14 +149,17 @@ def parse_llama_output(stdout):
 
 
 def llama_medians(raw):
-    """{'llama/<mode>/w<W>': {'tokens_per_s': median, 'runs': count, 'tokens': per run}}."""
+    """{'<prefix>/<mode>/w<W>': {'tokens_per_s': median, 'runs': count, 'tokens': per run}},
+    the prefix the shape's (LLAMA_SHAPES; samples without a shape are the small model's)."""
     medians = {}
-    for workers in sorted({sample["workers"] for sample in raw["samples"]}):
-        runs = [sample for sample in raw["samples"] if sample["workers"] == workers]
-        for mode, _ in LLAMA_MODES:
-            medians[f"llama/{mode}/w{workers}"] = {
-                "tokens_per_s": statistics.median(sample[mode] for sample in runs),
-                "runs": len(runs), "tokens": raw["tokens"]}
+    for shape, _, prefix in LLAMA_SHAPES:
+        of_shape = [sample for sample in raw["samples"] if sample.get("shape", "small") == shape]
+        for workers in sorted({sample["workers"] for sample in of_shape}):
+            runs = [sample for sample in of_shape if sample["workers"] == workers]
+            for mode, _ in LLAMA_MODES:
+                medians[f"{prefix}/{mode}/w{workers}"] = {
+                    "tokens_per_s": statistics.median(sample[mode] for sample in runs),
+                    "runs": len(runs), "tokens": raw["tokens"]}
     return medians
 
 
@@ -606,19 +614,29 @@ def contention_section(report):
 
 def llama_section(report):
     rows = []
-    for workers in LLAMA_WORKERS:
-        program = report.get(f"llama/program_mode/w{workers}", "tokens_per_s")
-        kernel = report.get(f"llama/kernel_mode/w{workers}", "tokens_per_s")
-        if program is None or kernel is None:
-            continue
-        rows.append([str(workers), f"{program:,.0f}", f"{kernel:,.0f}",
-                     fmt_ratio(ratio(kernel, program))])
+    for shape, _, prefix in LLAMA_SHAPES:
+        rates = {}
+        for workers in LLAMA_WORKERS:
+            program = report.get(f"{prefix}/program_mode/w{workers}", "tokens_per_s")
+            kernel = report.get(f"{prefix}/kernel_mode/w{workers}", "tokens_per_s")
+            if program is None or kernel is None:
+                continue
+            rates[workers] = (program, kernel)
+            runs = report.get(f"{prefix}/program_mode/w{workers}", "runs")
+            rows.append([shape, str(workers), str(runs), f"{program:,.0f}", f"{kernel:,.0f}",
+                         fmt_ratio(ratio(kernel, program)),
+                         fmt_ratio(ratio(program, rates[LLAMA_WORKERS[0]][0]))
+                         if LLAMA_WORKERS[0] in rates else "—",
+                         fmt_ratio(ratio(kernel, rates[LLAMA_WORKERS[0]][1]))
+                         if LLAMA_WORKERS[0] in rates else "—"])
     if rows:
-        runs = report.get(f"llama/program_mode/w{rows[0][0]}", "runs")
-        report.table(f"11. llama-decoder, default model, {LLAMA_TOKENS} tokens per run (median "
-                     f"tokens/s of {runs} runs)",
-                     ["device workers", "program mode (one rrt_run per token)",
-                      "kernel mode (one graph replay per token)", "kernel / program"], rows)
+        report.table(f"11. llama-decoder, random weights, {LLAMA_TOKENS} tokens per run (median "
+                     f"tokens/s over the runs; the worker counts interleaved)",
+                     ["model shape", "device workers", "runs",
+                      "program mode (one rrt_run per token)",
+                      "kernel mode (one graph replay per token)", "kernel / program",
+                      f"program vs {LLAMA_WORKERS[0]} worker", f"kernel vs {LLAMA_WORKERS[0]} worker"],
+                     rows)
 
 
 def tree_commit():

@@ -7,11 +7,14 @@
 //   llama-decoder [--platform sim|cuda] [--tokens N] [--checkpoint FILE] [--token ID]
 //                 [--workers N] [--wait spin|yield|block|spin-then-block] [--quiet]
 //                 [--save-checkpoint FILE] [--unshared-classifier] [--trace FILE]
+//                 [--shape small|stories15M]
 //
 // --workers and --wait set the simulator's device workers and host wait policy (CUDA keeps its
 // runtime's scheduling).
 // Without --checkpoint the model has random weights from a fixed seed (with a classifier of
-// its own under --unshared-classifier); FILE is a llama2.c checkpoint (for example
+// its own under --unshared-classifier), in the shape --shape names: `small` (the default: width
+// 64, 4 layers, vocabulary 512) or `stories15M` (the shape of llama2.c's 15M-parameter model:
+// width 288, 6 layers, vocabulary 32000, 256 positions); FILE is a llama2.c checkpoint (for example
 // stories15M.bin). --save-checkpoint writes the model decoded as such a file. --trace FILE turns
 // profiling on and writes a Chrome trace-event timeline of every run and replay
 // (replayrt/trace.hpp). Exit status: 0 when everything matched, 1 otherwise.
@@ -45,7 +48,21 @@ struct Options {
   rrt_wait_policy_t wait = RRT_WAIT_SPIN_THEN_BLOCK;
   std::string trace;
   bool quiet = false;
+  llama::Config shape;
 };
+
+// The stories15M checkpoint's shape.
+llama::Config stories15m_shape() {
+  llama::Config config;
+  config.dim = 288;
+  config.hidden_dim = 768;
+  config.n_layers = 6;
+  config.n_heads = 6;
+  config.n_kv_heads = 6;
+  config.vocab_size = 32000;
+  config.seq_len = 256;
+  return config;
+}
 
 bool parse_wait_policy(const std::string &name, rrt_wait_policy_t *out) {
   const struct {
@@ -92,6 +109,13 @@ bool parse(int argc, char **argv, Options *options) {
       }
     } else if (arg == "--trace" && has_value) {
       options->trace = argv[++i];
+    } else if (arg == "--shape" && has_value) {
+      const std::string shape = argv[++i];
+      if (shape == "stories15M") {
+        options->shape = stories15m_shape();
+      } else if (shape != "small") {
+        return false;
+      }
     } else if (arg == "--quiet") {
       options->quiet = true;
     } else {
@@ -249,6 +273,18 @@ double max_relative_difference(const std::vector<std::vector<float>> &a,
   return worst;
 }
 
+// FNV-1a over the bytes of every value, step by step: equal exactly when the bits are.
+std::uint64_t bits_hash(const std::vector<std::vector<float>> &steps) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (const std::vector<float> &step : steps) {
+    const auto *bytes = reinterpret_cast<const unsigned char *>(step.data());
+    for (std::size_t i = 0; i < step.size() * sizeof(float); ++i) {
+      hash = (hash ^ bytes[i]) * 0x100000001b3ULL;
+    }
+  }
+  return hash;
+}
+
 void print_tokens(const char *label, const std::vector<std::uint32_t> &tokens) {
   std::printf("%s", label);
   for (const std::uint32_t token : tokens) {
@@ -265,12 +301,13 @@ int decode(int argc, char **argv) {
                  "usage: llama-decoder [--platform sim|cuda] [--tokens N] [--checkpoint FILE] "
                  "[--token ID] "
                  "[--workers N] [--wait spin|yield|block|spin-then-block] [--quiet] "
-                 "[--save-checkpoint FILE] [--unshared-classifier] [--trace FILE]\n");
+                 "[--save-checkpoint FILE] [--unshared-classifier] [--trace FILE] "
+                 "[--shape small|stories15M]\n");
     return 2;
   }
   llama::Model model;
   if (options.checkpoint.empty()) {
-    model = llama::make_random_model(llama::Config{}, !options.unshared_classifier, 20261201U);
+    model = llama::make_random_model(options.shape, !options.unshared_classifier, 20261201U);
   } else {
     std::string error;
     if (!llama::load_checkpoint(options.checkpoint, &model, &error)) {
@@ -318,6 +355,8 @@ int decode(int argc, char **argv) {
 
   if (!options.quiet) {
     print_tokens("tokens:", program.tokens);
+    std::printf("logits: fnv-1a %016llx over the bits of every step's logits\n",
+                static_cast<unsigned long long>(bits_hash(kernel.logits)));
   }
   std::printf("platform: %s\n", options.platform == RRT_PLATFORM_SIM ? "sim" : "cuda");
   std::printf("program mode: %.1f tokens/s (one rrt_run per token)\n",

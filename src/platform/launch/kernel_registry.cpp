@@ -66,6 +66,7 @@ KernelRegistry::KernelRegistry(std::span<const BuiltinLauncher> launchers) {
       entry.host_fn = launchers[i].host_fn;
       entry.native_launch = launchers[i].native_launch;
       entry.user = launchers[i].user;
+      entry.host_parts = launchers[i].host_parts;
       if (!entry.has_launcher()) {
         built_in_table_bug(spec.name, "the backend gives it no launcher");
       }

@@ -19,6 +19,22 @@
 
 namespace replayrt {
 
+// A host kernel whose work on one task divides into parts that several device workers may run
+// at once. Each part writes outputs no other part writes and computes them exactly as the whole
+// kernel does, so the parts may run in any order, on any workers, with results bit-identical
+// to one call of the kernel. Both functions are null for a kernel that does not divide.
+struct HostKernelParts {
+  // The parts a task with these resolved operands divides into: 1 when the task is too small
+  // to be worth dividing or its operands are invalid (the kernel then runs whole and reports
+  // them). Never dereferences the operands' tensors.
+  std::uint64_t (*count)(const rrt_kernel_args_t *args) = nullptr;
+  // Runs parts [first, end) of the `count` that count(args) returned (count > 1).
+  void (*run)(const rrt_kernel_args_t *args, std::uint64_t first, std::uint64_t end,
+              std::uint64_t count) = nullptr;
+
+  bool divides() const noexcept { return count != nullptr && run != nullptr; }
+};
+
 struct KernelEntry {
   static constexpr std::uint64_t kWritesEveryTensor = ~std::uint64_t{0};
 
@@ -44,6 +60,8 @@ struct KernelEntry {
   // The native launcher: called on the host with a task's resolved operands and the stream's
   // native handle; it enqueues the kernel's device work there. Null for a kernel that has none.
   rrt_native_launch_fn native_launch = nullptr;
+  // How the device's workers may share one task of host_fn (built-ins with large work).
+  HostKernelParts host_parts = {};
 
   // True when the kernel declares its operand counts and its writes (built-ins and kernels
   // registered with a descriptor); data flow is then checked against `writes` at prepare.
@@ -59,11 +77,13 @@ struct KernelEntry {
 };
 
 // A backend's launcher of one built-in (Device::builtin_launchers lists them in
-// builtin_kernel_specs() order): the function the backend runs it with, and its `user`.
+// builtin_kernel_specs() order): the function the backend runs it with, its `user`, and for a
+// host function the parts its tasks may divide into.
 struct BuiltinLauncher {
   rrt_kernel_fn host_fn = nullptr;
   rrt_native_launch_fn native_launch = nullptr;
   void *user = nullptr;
+  HostKernelParts host_parts = {};
 };
 
 // Ids are dense, start at 0 with the built-ins in builtin_kernel_specs() order

@@ -115,6 +115,29 @@ struct Execution {
   // Written by the worker that records the failed task when it failed for a view offset.
   OffsetFailure offset_failure;
 
+  // The task whose parts the workers share (HostKernelParts), at most one at a time. Its owner
+  // (the worker that took the task, holding `sharing`) publishes it in `shared` and claims parts
+  // like everyone else until none is left, withdraws it, and waits until no worker is counted in
+  // `sharers`: then every part has run (a joiner stays counted while it runs one) and the task,
+  // on the owner's stack, may go. A worker joins by counting itself in `sharers` and then
+  // loading `shared` again. Both are sequentially consistent, so of a joiner's count-then-load
+  // and the owner's withdraw-then-check one comes first in their single order: the joiner
+  // either sees the task while the owner still waits for it, or sees it withdrawn (Dekker's
+  // argument). Every shared task has a serial of its own, so a worker that has run out of
+  // parts to claim waits for the next task instead of joining the same one again.
+  struct SharedTask {
+    std::uint64_t serial = 0;
+    const rrt_kernel_args_t *args = nullptr;
+    const HostKernelParts *parts = nullptr;
+    std::uint64_t count = 0;
+    std::atomic<std::uint64_t> next{0};
+  };
+  std::atomic<bool> sharing{false};
+  std::uint64_t tasks_shared = 0;  // written by the worker holding `sharing`
+  std::atomic<SharedTask *> shared{nullptr};
+  std::atomic<std::uint64_t> shared_serial{0};  // the serial of the task in `shared`
+  std::atomic<unsigned> sharers{0};
+
   bool is_stopped() const noexcept { return stopped.load(std::memory_order_acquire); }
 
   void stop(Inconsistency why, std::uint32_t at, std::uint64_t found,
@@ -158,10 +181,80 @@ struct Execution {
     return task;
   }
 
+  // Runs the kernel on the task's operands: divided into parts that the team's idle workers
+  // join when the kernel divides (HostKernelParts), the task is large enough, the team has
+  // more than one worker and no other task's parts are being shared; otherwise in one call.
+  TaskOutcome run_kernel(const KernelEntry &kernel, const rrt_kernel_args_t &args,
+                         const WorkerPool::Team &team) {
+    if (kernel.host_parts.divides() && team.size() > 1) {
+      const std::uint64_t count = kernel.host_parts.count(&args);
+      if (count > 1 && !sharing.exchange(true, std::memory_order_acquire)) {
+        share_parts(kernel.host_parts, args, count, team);
+        sharing.store(false, std::memory_order_release);
+        return TaskOutcome{};
+      }
+    }
+    return call_kernel(kernel, args);
+  }
+
+  // Publishes the task's `count` parts, runs parts until none is left to claim, and returns
+  // once no joiner holds the task: every part has run.
+  void share_parts(const HostKernelParts &parts, const rrt_kernel_args_t &args, std::uint64_t count,
+                   const WorkerPool::Team &team) {
+    SharedTask task;
+    task.serial = ++tasks_shared;
+    task.args = &args;
+    task.parts = &parts;
+    task.count = count;
+    shared_serial.store(task.serial, std::memory_order_relaxed);
+    shared.store(&task, std::memory_order_seq_cst);
+    team.invite();
+    run_claimed_parts(task);
+    shared.store(nullptr, std::memory_order_seq_cst);
+    while (!spin_until([&] { return sharers.load(std::memory_order_seq_cst) == 0; })) {
+      std::this_thread::yield();
+    }
+  }
+
+  // Claims and runs the task's parts one at a time until none is left.
+  static void run_claimed_parts(SharedTask &task) {
+    for (;;) {
+      const std::uint64_t part = task.next.fetch_add(1, std::memory_order_relaxed);
+      if (part >= task.count) {
+        return;
+      }
+      task.parts->run(task.args, part, part + 1, task.count);
+    }
+  }
+
+  // True when a task other than the one with serial `joined` is shared.
+  bool has_new_shared_task(std::uint64_t joined) const noexcept {
+    return shared.load(std::memory_order_acquire) != nullptr &&
+           shared_serial.load(std::memory_order_relaxed) != joined;
+  }
+
+  // Runs parts of the shared task unless it is the one with serial *joined, which it then
+  // becomes; true when it joined a task.
+  bool join_shared_task(std::uint64_t *joined) {
+    if (!has_new_shared_task(*joined)) {
+      return false;
+    }
+    sharers.fetch_add(1, std::memory_order_seq_cst);
+    SharedTask *task = shared.load(std::memory_order_seq_cst);
+    const bool joins = task != nullptr && task->serial != *joined;
+    if (joins) {
+      *joined = task->serial;
+      run_claimed_parts(*task);
+    }
+    sharers.fetch_sub(1, std::memory_order_release);
+    return joins;
+  }
+
   // How the task ended: the kernel's outcome; a success after stopping the execution for an
   // inconsistent task; kViewOffsetOutOfRange (with *offset written) when a view's offset is out
   // of range.
-  TaskOutcome run_task(std::uint32_t t, unsigned worker, OffsetFailure *offset) {
+  TaskOutcome run_task(std::uint32_t t, unsigned worker, const WorkerPool::Team &team,
+                       OffsetFailure *offset) {
     const TaskRecord &task = tasks[t];
     if (!kernels->contains(task.kernel_id) || kernels->entry(task.kernel_id).host_fn == nullptr) {
       stop(Inconsistency::kUnknownKernel, t, static_cast<std::uint32_t>(task.kernel_id));
@@ -183,7 +276,7 @@ struct Execution {
     const KernelEntry &kernel = kernels->entry(task.kernel_id);
     const rrt_kernel_args_t args = resolved.args();
     const std::uint64_t start = timings != nullptr ? now_ns() : 0;
-    const TaskOutcome outcome = call_kernel(kernel, args);
+    const TaskOutcome outcome = run_kernel(kernel, args, team);
     if (timings != nullptr) {
       timings[t] = TaskTiming{start, now_ns(), t, worker};
     }
@@ -216,7 +309,7 @@ struct Execution {
 
   // Runs the task pushed into the claimed `slot` and releases its successors; the caller counts
   // it as completed. False when the worker must stop.
-  bool run_slot(std::uint32_t slot, unsigned worker) {
+  bool run_slot(std::uint32_t slot, unsigned worker, const WorkerPool::Team &team) {
     if (slot >= num_tasks) {
       stop(Inconsistency::kQueueOverflow, slot, slot);
       return false;
@@ -232,7 +325,7 @@ struct Execution {
     std::atomic_ref<std::uint32_t> failure(state->failure);
     if (failure.load(std::memory_order_acquire) == static_cast<std::uint32_t>(TaskFailure::kNone)) {
       OffsetFailure offset;
-      const TaskOutcome outcome = run_task(t, worker, &offset);
+      const TaskOutcome outcome = run_task(t, worker, team, &offset);
       if (outcome.failed()) {
         auto expected = static_cast<std::uint32_t>(TaskFailure::kNone);
         if (failure.compare_exchange_strong(expected, static_cast<std::uint32_t>(outcome.cause),
@@ -281,10 +374,15 @@ struct Execution {
       return is_stopped();
     };
     const std::uint32_t share_divisor = 2 * team.size();
+    std::uint64_t joined = 0;  // the serial of the last shared task this worker joined
     std::uint32_t slot = next_pop.load(std::memory_order_acquire);
     for (;;) {
       if (is_stopped()) {
         return;
+      }
+      if (join_shared_task(&joined)) {
+        slot = next_pop.load(std::memory_order_acquire);
+        continue;
       }
       const std::uint32_t pushed = next_push.load(std::memory_order_acquire);
       if (slot >= pushed) {
@@ -294,7 +392,7 @@ struct Execution {
         const bool more = spin_until([&] {
           return next_pop.load(std::memory_order_acquire) <
                      next_push.load(std::memory_order_acquire) ||
-                 finished_or_stalled();
+                 has_new_shared_task(joined) || finished_or_stalled();
         });
         if (!more) {
           if (worker != 0) {
@@ -314,7 +412,7 @@ struct Execution {
         team.invite();
       }
       for (std::uint32_t taken = slot; taken < slot + claim; ++taken) {
-        if (!run_slot(taken, worker)) {
+        if (!run_slot(taken, worker, team)) {
           return;
         }
       }

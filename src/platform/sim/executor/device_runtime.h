@@ -24,7 +24,10 @@ namespace replayrt::sim {
 //      check that its section offsets and size are the ones its counts give;
 //   3. reset the scheduler state (from the image, or from the host-built seed it names, which
 //      must be a reset state: nothing taken or completed, ready slots naming tasks);
-//   4. run every task once its predecessors completed, on up to 1 + helpers workers;
+//   4. run every task once its predecessors completed, on up to 1 + helpers workers; a task
+//      whose kernel divides into parts (HostKernelParts: the large built-ins) has its parts run
+//      by every worker that is idle meanwhile, at most one such task at a time, and completes
+//      when its last part has;
 //   5. report the first kernel failure as RRT_ERR_KERNEL_FAILED naming the callable, the task
 //      and the kernel; later tasks are skipped.
 // Every index read from device memory (ready slots, successor ranges and indices, operand

@@ -11,11 +11,16 @@
 #include "platform/launch/builtin_kernels.h"
 #include "platform/launch/operand_checks.h"
 #include "platform/sim/kernels/decoder_kernels.h"
+#include "platform/sim/kernels/kernel_parts.h"
 
 namespace replayrt {
 namespace {
 
 using namespace kernel_result;  // NOLINT(google-build-using-namespace)
+using sim_kernels::part_count;
+using sim_kernels::saturating_product;
+using sim_kernels::UnitRange;
+using sim_kernels::units_of_parts;
 
 // The number of floats tensor `index` holds; it fits in size_t, the tensor being in memory.
 std::size_t float_count(const rrt_kernel_args_t &args, std::size_t index) {
@@ -169,39 +174,65 @@ void matmul_rows(const MatmulOperands &mm, std::size_t first_row) {
   }
 }
 
+// The operands of a matmul that passed its check.
+MatmulOperands matmul_operands(const rrt_kernel_args_t &args) {
+  // Each dimension product fits in size_t: it counts the floats of a tensor.
+  return MatmulOperands{input(args, 0), input(args, 1), output(args, 2),
+                        static_cast<std::size_t>(args.scalars[1]),
+                        static_cast<std::size_t>(args.scalars[2])};
+}
+
+// Writes output rows [first_row, end_row). Every element sums its k products in increasing
+// order starting from zero, whichever tile computes it, so any division into row ranges gives
+// the same bits.
+void matmul_row_range(const MatmulOperands &mm, std::size_t first_row, std::size_t end_row) {
+  std::size_t row = first_row;
+  for (; row + kTileRows <= end_row; row += kTileRows) {
+    matmul_rows<kTileRows>(mm, row);
+  }
+  for (; row < end_row; ++row) {
+    matmul_rows<1>(mm, row);
+  }
+}
+
+// The row tiles of an m-row matmul: the units its parts divide.
+std::uint64_t matmul_row_tiles(std::uint64_t m) {
+  return (m + kTileRows - 1) / kTileRows;
+}
+
 int matmul_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
   if (const int code = builtin_checks::check_matmul(args); code != kOk) {
     return code;
   }
-  const std::uint64_t m = args->scalars[0];
-  const std::uint64_t k = args->scalars[1];
-  const std::uint64_t n = args->scalars[2];
-  // Every element sums its k products in increasing order starting from zero, whichever tile
-  // computes it. Each dimension product fits in size_t: it counts the floats of a tensor.
-  const MatmulOperands mm{input(*args, 0), input(*args, 1), output(*args, 2),
-                          static_cast<std::size_t>(k), static_cast<std::size_t>(n)};
-  const auto rows = static_cast<std::size_t>(m);
-  std::size_t row = 0;
-  for (; row + kTileRows <= rows; row += kTileRows) {
-    matmul_rows<kTileRows>(mm, row);
-  }
-  for (; row < rows; ++row) {
-    matmul_rows<1>(mm, row);
-  }
+  matmul_row_range(matmul_operands(*args), 0, static_cast<std::size_t>(args->scalars[0]));
   return kOk;
 }
 
-int softmax_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
-  if (const int code = builtin_checks::check_softmax(args); code != kOk) {
-    return code;
+std::uint64_t matmul_parts(const rrt_kernel_args_t *args) {
+  if (builtin_checks::check_matmul(args) != kOk) {
+    return 1;
   }
-  const auto cols = static_cast<std::size_t>(args->scalars[0]);
-  const std::size_t count = float_count(*args, 0);
-  const float *in = input(*args, 0);
-  float *out = output(*args, 1);
-  for (std::size_t start = 0; start < count; start += cols) {
-    const float *in_row = in + start;
-    float *out_row = out + start;
+  const std::uint64_t m = args->scalars[0];
+  return part_count(matmul_row_tiles(m),
+                    saturating_product(saturating_product(m, args->scalars[1]), args->scalars[2]));
+}
+
+void run_matmul_parts(const rrt_kernel_args_t *args, std::uint64_t first, std::uint64_t end,
+                      std::uint64_t count) {
+  const auto m = static_cast<std::size_t>(args->scalars[0]);
+  const UnitRange tiles = units_of_parts(matmul_row_tiles(m), first, end, count);
+  matmul_row_range(matmul_operands(*args), tiles.begin * kTileRows,
+                   std::min(tiles.end * kTileRows, m));
+}
+
+// Writes rows [first_row, end_row) of a softmax over rows of `cols` that passed its check.
+void softmax_rows(const rrt_kernel_args_t &args, std::size_t first_row, std::size_t end_row) {
+  const auto cols = static_cast<std::size_t>(args.scalars[0]);
+  const float *in = input(args, 0);
+  float *out = output(args, 1);
+  for (std::size_t row = first_row; row < end_row; ++row) {
+    const float *in_row = in + row * cols;
+    float *out_row = out + row * cols;
     float row_max = in_row[0];
     for (std::size_t col = 1; col < cols; ++col) {
       row_max = std::max(row_max, in_row[col]);
@@ -217,22 +248,50 @@ int softmax_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
       out_row[col] *= inverse_sum;
     }
   }
+}
+
+// The rows of a row-wise built-in (softmax, rmsnorm) over `cols` columns that passed its check.
+std::size_t row_count(const rrt_kernel_args_t &args) {
+  return float_count(args, 0) / static_cast<std::size_t>(args.scalars[0]);
+}
+
+// Per-element operations of a row-wise built-in's part sizing: an exponential costs about as
+// much as eight multiply-adds, a square and a scaling about two.
+constexpr std::uint64_t kSoftmaxElementWork = 8;
+constexpr std::uint64_t kRmsnormElementWork = 2;
+
+int softmax_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
+  if (const int code = builtin_checks::check_softmax(args); code != kOk) {
+    return code;
+  }
+  softmax_rows(*args, 0, row_count(*args));
   return kOk;
 }
 
-int rmsnorm_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
-  if (const int code = builtin_checks::check_rmsnorm(args); code != kOk) {
-    return code;
+std::uint64_t softmax_parts(const rrt_kernel_args_t *args) {
+  if (builtin_checks::check_softmax(args) != kOk) {
+    return 1;
   }
-  const auto cols = static_cast<std::size_t>(args->scalars[0]);
-  const std::size_t count = float_count(*args, 0);
-  const float eps = float_scalar(*args, 1);
-  const float *in = input(*args, 0);
-  const float *weight = input(*args, 1);
-  float *out = output(*args, 2);
-  for (std::size_t start = 0; start < count; start += cols) {
-    const float *in_row = in + start;
-    float *out_row = out + start;
+  return part_count(row_count(*args),
+                    saturating_product(float_count(*args, 0), kSoftmaxElementWork));
+}
+
+void run_softmax_parts(const rrt_kernel_args_t *args, std::uint64_t first, std::uint64_t end,
+                       std::uint64_t count) {
+  const UnitRange rows = units_of_parts(row_count(*args), first, end, count);
+  softmax_rows(*args, rows.begin, rows.end);
+}
+
+// Writes rows [first_row, end_row) of an rmsnorm over rows of `cols` that passed its check.
+void rmsnorm_rows(const rrt_kernel_args_t &args, std::size_t first_row, std::size_t end_row) {
+  const auto cols = static_cast<std::size_t>(args.scalars[0]);
+  const float eps = float_scalar(args, 1);
+  const float *in = input(args, 0);
+  const float *weight = input(args, 1);
+  float *out = output(args, 2);
+  for (std::size_t row = first_row; row < end_row; ++row) {
+    const float *in_row = in + row * cols;
+    float *out_row = out + row * cols;
     double sum_of_squares = 0.0;
     for (std::size_t col = 0; col < cols; ++col) {
       const double x = in_row[col];
@@ -244,7 +303,28 @@ int rmsnorm_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
       out_row[col] = static_cast<float>(in_row[col] * inverse_rms * weight[col]);
     }
   }
+}
+
+int rmsnorm_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
+  if (const int code = builtin_checks::check_rmsnorm(args); code != kOk) {
+    return code;
+  }
+  rmsnorm_rows(*args, 0, row_count(*args));
   return kOk;
+}
+
+std::uint64_t rmsnorm_parts(const rrt_kernel_args_t *args) {
+  if (builtin_checks::check_rmsnorm(args) != kOk) {
+    return 1;
+  }
+  return part_count(row_count(*args),
+                    saturating_product(float_count(*args, 0), kRmsnormElementWork));
+}
+
+void run_rmsnorm_parts(const rrt_kernel_args_t *args, std::uint64_t first, std::uint64_t end,
+                       std::uint64_t count) {
+  const UnitRange rows = units_of_parts(row_count(*args), first, end, count);
+  rmsnorm_rows(*args, rows.begin, rows.end);
 }
 
 int silu_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
@@ -275,16 +355,22 @@ constexpr std::array<BuiltinLauncher, 15> kLaunchers{{
     {add_kernel, nullptr, nullptr},
     {mul_kernel, nullptr, nullptr},
     {scale_kernel, nullptr, nullptr},
-    {matmul_kernel, nullptr, nullptr},
-    {softmax_kernel, nullptr, nullptr},
-    {rmsnorm_kernel, nullptr, nullptr},
+    {matmul_kernel, nullptr, nullptr, {matmul_parts, run_matmul_parts}},
+    {softmax_kernel, nullptr, nullptr, {softmax_parts, run_softmax_parts}},
+    {rmsnorm_kernel, nullptr, nullptr, {rmsnorm_parts, run_rmsnorm_parts}},
     {silu_kernel, nullptr, nullptr},
     {gelu_kernel, nullptr, nullptr},
-    {sim_kernels::linear_kernel, nullptr, nullptr},
+    {sim_kernels::linear_kernel,
+     nullptr,
+     nullptr,
+     {sim_kernels::linear_parts, sim_kernels::run_linear_parts}},
     {sim_kernels::embedding_kernel, nullptr, nullptr},
     {sim_kernels::rope_kernel, nullptr, nullptr},
     {sim_kernels::kv_store_kernel, nullptr, nullptr},
-    {sim_kernels::attention_kernel, nullptr, nullptr},
+    {sim_kernels::attention_kernel,
+     nullptr,
+     nullptr,
+     {sim_kernels::attention_parts, sim_kernels::run_attention_parts}},
 }};
 
 }  // namespace

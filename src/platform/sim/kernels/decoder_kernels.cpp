@@ -10,6 +10,7 @@
 #include "platform/launch/builtin_checks.h"
 #include "platform/launch/builtin_kernels.h"
 #include "platform/launch/float_formats.h"
+#include "platform/sim/kernels/kernel_parts.h"
 
 namespace replayrt::sim_kernels {
 namespace {
@@ -106,28 +107,48 @@ float dot_widened(const float *x, const void *weights, std::uint64_t wdtype, std
   return sum;
 }
 
-}  // namespace
-
-int linear_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
-  if (const int code = builtin_checks::check_linear(args); code != kOk) {
-    return code;
-  }
-  const auto m = static_cast<std::size_t>(args->scalars[0]);
-  const auto k = static_cast<std::size_t>(args->scalars[1]);
-  const auto n = static_cast<std::size_t>(args->scalars[2]);
-  const std::uint64_t wdtype = args->scalars[3];
-  const float *x = f32_tensor(*args, 0);
-  const void *w = args->tensors[1];
-  float *y = f32_output(*args, 2);
-  // Output column outermost: one weight row stays in cache while every x row meets it.
-  for (std::size_t col = 0; col < n; ++col) {
+// Writes output columns [first_col, end_col) of every row of a linear that passed its check.
+// Output column outermost: one weight row stays in cache while every x row meets it.
+void linear_columns(const rrt_kernel_args_t &args, std::size_t first_col, std::size_t end_col) {
+  const auto m = static_cast<std::size_t>(args.scalars[0]);
+  const auto k = static_cast<std::size_t>(args.scalars[1]);
+  const auto n = static_cast<std::size_t>(args.scalars[2]);
+  const std::uint64_t wdtype = args.scalars[3];
+  const float *x = f32_tensor(args, 0);
+  const void *w = args.tensors[1];
+  float *y = f32_output(args, 2);
+  for (std::size_t col = first_col; col < end_col; ++col) {
     for (std::size_t row = 0; row < m; ++row) {
       y[row * n + col] = wdtype == RRT_DTYPE_F32
                              ? dot(x + row * k, static_cast<const float *>(w) + col * k, k)
                              : dot_widened(x + row * k, w, wdtype, col * k, k);
     }
   }
+}
+
+}  // namespace
+
+int linear_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
+  if (const int code = builtin_checks::check_linear(args); code != kOk) {
+    return code;
+  }
+  linear_columns(*args, 0, static_cast<std::size_t>(args->scalars[2]));
   return kOk;
+}
+
+std::uint64_t linear_parts(const rrt_kernel_args_t *args) {
+  if (builtin_checks::check_linear(args) != kOk) {
+    return 1;
+  }
+  const std::uint64_t n = args->scalars[2];
+  return part_count(n,
+                    saturating_product(saturating_product(args->scalars[0], args->scalars[1]), n));
+}
+
+void run_linear_parts(const rrt_kernel_args_t *args, std::uint64_t first, std::uint64_t end,
+                      std::uint64_t count) {
+  const UnitRange cols = units_of_parts(args->scalars[2], first, end, count);
+  linear_columns(*args, cols.begin, cols.end);
 }
 
 int embedding_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
@@ -200,53 +221,104 @@ int kv_store_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
   return kOk;
 }
 
+namespace {
+
+// The operands of an attention that passed its check, with its position read.
+struct Attention {
+  std::size_t t = 0;
+  std::size_t h = 0;
+  std::size_t kvh = 0;
+  std::size_t hd = 0;
+  std::size_t pos = 0;
+  const float *q = nullptr;
+  const float *k_cache = nullptr;
+  const float *v_cache = nullptr;
+  float *out = nullptr;
+};
+
+// kOk with *out filled, or kIndexOutOfRange for a position outside the cache.
+int attention_operands(const rrt_kernel_args_t &args, Attention *out) {
+  const std::uint64_t s = args.scalars[4];
+  const std::int32_t pos = read_i32(args, 3, 0);
+  if (pos < 0 || static_cast<std::uint64_t>(pos) + args.scalars[0] > s) {
+    return kIndexOutOfRange;
+  }
+  *out = Attention{static_cast<std::size_t>(args.scalars[0]),
+                   static_cast<std::size_t>(args.scalars[1]),
+                   static_cast<std::size_t>(args.scalars[2]),
+                   static_cast<std::size_t>(args.scalars[3]),
+                   static_cast<std::size_t>(pos),
+                   f32_tensor(args, 0),
+                   f32_tensor(args, 1),
+                   f32_tensor(args, 2),
+                   f32_output(args, 4)};
+  return kOk;
+}
+
+// Writes the results of (row, head) pairs [first, end), pair p being row p / h, head p % h.
+void attention_pairs(const Attention &a, std::size_t first, std::size_t end) {
+  const std::size_t group = a.h / a.kvh;
+  const float scale = 1.0F / std::sqrt(static_cast<float>(a.hd));
+  for (std::size_t pair = first; pair < end; ++pair) {
+    const std::size_t row = pair / a.h;
+    const std::size_t head = pair % a.h;
+    const std::size_t last = a.pos + row;
+    const float *query = a.q + (row * a.h + head) * a.hd;
+    const std::size_t kv_offset = head / group * a.hd;
+    float *result = a.out + (row * a.h + head) * a.hd;
+    float max_score = dot(query, a.k_cache + kv_offset, a.hd) * scale;
+    for (std::size_t j = 1; j <= last; ++j) {
+      max_score =
+          std::max(max_score, dot(query, a.k_cache + j * a.kvh * a.hd + kv_offset, a.hd) * scale);
+    }
+    std::fill_n(result, a.hd, 0.0F);
+    float sum = 0.0F;
+    for (std::size_t j = 0; j <= last; ++j) {
+      const float weight =
+          std::exp(dot(query, a.k_cache + j * a.kvh * a.hd + kv_offset, a.hd) * scale - max_score);
+      sum += weight;
+      const float *value = a.v_cache + j * a.kvh * a.hd + kv_offset;
+      for (std::size_t d = 0; d < a.hd; ++d) {
+        result[d] += weight * value[d];
+      }
+    }
+    const float inverse_sum = 1.0F / sum;
+    for (std::size_t d = 0; d < a.hd; ++d) {
+      result[d] *= inverse_sum;
+    }
+  }
+}
+
+}  // namespace
+
 int attention_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
   if (const int code = builtin_checks::check_attention(args); code != kOk) {
     return code;
   }
-  const auto t = static_cast<std::size_t>(args->scalars[0]);
-  const auto h = static_cast<std::size_t>(args->scalars[1]);
-  const auto kvh = static_cast<std::size_t>(args->scalars[2]);
-  const auto hd = static_cast<std::size_t>(args->scalars[3]);
-  const std::uint64_t s = args->scalars[4];
-  const std::int32_t pos = read_i32(*args, 3, 0);
-  if (pos < 0 || static_cast<std::uint64_t>(pos) + t > s) {
-    return kIndexOutOfRange;
+  Attention a;
+  if (const int code = attention_operands(*args, &a); code != kOk) {
+    return code;
   }
-  const float *q = f32_tensor(*args, 0);
-  const float *k_cache = f32_tensor(*args, 1);
-  const float *v_cache = f32_tensor(*args, 2);
-  float *out = f32_output(*args, 4);
-  const std::size_t group = h / kvh;
-  const float scale = 1.0F / std::sqrt(static_cast<float>(hd));
-  for (std::size_t row = 0; row < t; ++row) {
-    const std::size_t last = static_cast<std::size_t>(pos) + row;
-    for (std::size_t head = 0; head < h; ++head) {
-      const float *query = q + (row * h + head) * hd;
-      const std::size_t kv_offset = head / group * hd;
-      float *result = out + (row * h + head) * hd;
-      float max_score = dot(query, k_cache + kv_offset, hd) * scale;
-      for (std::size_t j = 1; j <= last; ++j) {
-        max_score = std::max(max_score, dot(query, k_cache + j * kvh * hd + kv_offset, hd) * scale);
-      }
-      std::fill_n(result, hd, 0.0F);
-      float sum = 0.0F;
-      for (std::size_t j = 0; j <= last; ++j) {
-        const float weight =
-            std::exp(dot(query, k_cache + j * kvh * hd + kv_offset, hd) * scale - max_score);
-        sum += weight;
-        const float *value = v_cache + j * kvh * hd + kv_offset;
-        for (std::size_t d = 0; d < hd; ++d) {
-          result[d] += weight * value[d];
-        }
-      }
-      const float inverse_sum = 1.0F / sum;
-      for (std::size_t d = 0; d < hd; ++d) {
-        result[d] *= inverse_sum;
-      }
-    }
-  }
+  attention_pairs(a, 0, a.t * a.h);
   return kOk;
+}
+
+std::uint64_t attention_parts(const rrt_kernel_args_t *args) {
+  Attention a;
+  if (builtin_checks::check_attention(args) != kOk || attention_operands(*args, &a) != kOk) {
+    return 1;
+  }
+  // Each pair scores and sums up to pos + t cached positions of hd elements, twice.
+  const std::uint64_t pairs = std::uint64_t{a.t} * a.h;
+  return part_count(pairs, saturating_product(saturating_product(pairs, a.pos + a.t), 2 * a.hd));
+}
+
+void run_attention_parts(const rrt_kernel_args_t *args, std::uint64_t first, std::uint64_t end,
+                         std::uint64_t count) {
+  Attention a;
+  (void)attention_operands(*args, &a);
+  const UnitRange pairs = units_of_parts(std::uint64_t{a.t} * a.h, first, end, count);
+  attention_pairs(a, pairs.begin, pairs.end);
 }
 
 }  // namespace replayrt::sim_kernels

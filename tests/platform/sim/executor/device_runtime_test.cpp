@@ -4,6 +4,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -106,6 +108,115 @@ TEST_F(DeviceRuntimeTest, IndependentTasksWakeTheHelpersAndRunAtTheSameTime) {
     const Status status = run({{in.data(), 16, RRT_SPACE_HOST}}, runtime);
     ASSERT_TRUE(status.is_ok()) << "repeat " << repeat << ": " << status.message();
   }
+}
+
+// A kernel whose task divides into kSharedParts parts. Each part counts itself, notes its
+// thread, and waits (up to 10 s) until some part has run on another thread, then lingers a
+// little before it counts itself done, so that a task completed before its last part would
+// show. Calling the kernel whole counts a whole call instead.
+constexpr std::uint64_t kSharedParts = 8;
+struct SharedPartsLog {
+  std::atomic<int> whole_calls{0};
+  std::atomic<int> parts_started{0};
+  std::atomic<int> parts_done{0};
+  std::atomic<bool> met_another_thread{true};
+  std::mutex mutex;
+  std::set<std::thread::id> threads;
+
+  std::size_t thread_count() {
+    const std::lock_guard<std::mutex> lock(mutex);
+    return threads.size();
+  }
+};
+SharedPartsLog g_shared_parts;
+
+int whole_call(const rrt_kernel_args_t *, void *) {
+  g_shared_parts.whole_calls.fetch_add(1);
+  return 0;
+}
+
+std::uint64_t shared_part_count(const rrt_kernel_args_t *) {
+  return kSharedParts;
+}
+
+void run_shared_parts(const rrt_kernel_args_t *, std::uint64_t first, std::uint64_t end,
+                      std::uint64_t count) {
+  EXPECT_EQ(count, kSharedParts);
+  for (std::uint64_t part = first; part < end; ++part) {
+    g_shared_parts.parts_started.fetch_add(1);
+    {
+      const std::lock_guard<std::mutex> lock(g_shared_parts.mutex);
+      g_shared_parts.threads.insert(std::this_thread::get_id());
+    }
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (g_shared_parts.thread_count() < 2) {
+      if (std::chrono::steady_clock::now() >= give_up) {
+        g_shared_parts.met_another_thread.store(false);
+        break;
+      }
+      std::this_thread::yield();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    g_shared_parts.parts_done.fetch_add(1);
+  }
+}
+
+// Returns 0 when every part of the divided task before it was done, 1 otherwise.
+int every_part_done(const rrt_kernel_args_t *, void *) {
+  return g_shared_parts.parts_done.load() % static_cast<int>(kSharedParts) == 0 ? 0 : 1;
+}
+
+class DividedTaskTest : public DeviceRuntimeTest {
+ protected:
+  void SetUp() override {
+    g_shared_parts.whole_calls.store(0);
+    g_shared_parts.parts_started.store(0);
+    g_shared_parts.parts_done.store(0);
+    g_shared_parts.met_another_thread.store(true);
+    g_shared_parts.threads.clear();
+    KernelEntry divided{"divided", &whole_call, nullptr, 1, 0, 1};
+    divided.host_parts = HostKernelParts{&shared_part_count, &run_shared_parts};
+    std::int32_t divided_id = -1;
+    std::int32_t check_id = -1;
+    ASSERT_TRUE(kernels_.add(divided, &divided_id).is_ok());
+    ASSERT_TRUE(
+        kernels_.add(KernelEntry{"every_part_done", &every_part_done, nullptr, 1, 0, 0}, &check_id)
+            .is_ok());
+    // The check reads what the divided task writes, so it runs after that task completed.
+    CallableBuilder b;
+    b.param(f32({4}, RRT_DIR_INOUT));
+    b.task(divided_id, {param(0)});
+    b.task(check_id, {param(0)});
+    place(b);
+  }
+
+  Status run_once(DeviceRuntime &runtime) {
+    return run({{in_.data(), 16, RRT_SPACE_HOST}}, runtime);
+  }
+
+  std::vector<float> in_ = std::vector<float>(4, 1.0F);
+};
+
+TEST_F(DividedTaskTest, ADividedTaskRunsItsPartsOnSeveralWorkersAndCompletesAfterTheLast) {
+  DeviceRuntime runtime(kernels_, 2);
+  constexpr int kRepeats = 3;
+  for (int repeat = 0; repeat < kRepeats; ++repeat) {
+    const Status status = run_once(runtime);
+    ASSERT_TRUE(status.is_ok()) << "repeat " << repeat << ": " << status.message();
+  }
+  EXPECT_EQ(g_shared_parts.whole_calls.load(), 0);
+  EXPECT_EQ(g_shared_parts.parts_started.load(), kRepeats * static_cast<int>(kSharedParts))
+      << "every part runs exactly once";
+  EXPECT_TRUE(g_shared_parts.met_another_thread.load())
+      << "the parts ran one after another on one worker";
+  EXPECT_GE(g_shared_parts.thread_count(), 2u);
+}
+
+TEST_F(DividedTaskTest, OneWorkerRunsTheKernelWhole) {
+  DeviceRuntime runtime(kernels_, 1);
+  ASSERT_TRUE(run_once(runtime).is_ok());
+  EXPECT_EQ(g_shared_parts.whole_calls.load(), 1);
+  EXPECT_EQ(g_shared_parts.parts_started.load(), 0);
 }
 
 int fail_with_seven(const rrt_kernel_args_t *, void *) {
