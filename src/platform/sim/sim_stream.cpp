@@ -30,21 +30,23 @@ Status capturing_error(const char *call) {
 }
 }  // namespace
 
-SimStream::SimStream(SimMemory &memory, HostWaitPolicy host_wait)
-    : memory_(memory), host_wait_(host_wait) {
+SimStream::SimStream(SimMemory &memory, HostWaitPolicy host_wait, ExecutorIdlePolicy idle)
+    : memory_(memory), host_wait_(host_wait), idle_(idle) {
   executor_ = std::thread([this] { run_executor(); });
 }
 
 SimStream::~SimStream() {
-  wait_until_at_least(completed_, enqueued_.load(std::memory_order_acquire));
+  const std::uint64_t target = enqueued_.load(std::memory_order_acquire);
+  run_untaken_work(target);
+  wait_until_at_least(completed_, target);
   bool wake = false;
   {
-    const std::lock_guard<std::mutex> lock(mutex_);
+    const std::lock_guard<SpinMutex> lock(mutex_);
     stopping_ = true;
     capturing_ = false;
     capture_operations_.clear();
     capture_addresses_.clear();
-    wake = executor_parked_;
+    wake = executor_wait_ != ExecutorWait::kRunning;
   }
   if (wake) {
     wake_.notify_one();
@@ -84,7 +86,7 @@ Status SimStream::enqueue_launch(const LaunchRequest &request) {
     Status refused =
         Status::error(RRT_ERR_INVALID_ARGUMENT, "stream launch with a null device entry");
     {
-      const std::lock_guard<std::mutex> lock(mutex_);
+      const std::lock_guard<SpinMutex> lock(mutex_);
       fail_capture_locked(refused);
     }
     return refused;
@@ -106,31 +108,40 @@ Status SimStream::wait_event(Event &event) {
 }
 
 Status SimStream::synchronize() {
-  std::uint64_t target = 0;
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (capturing_) {
-      return capturing_error("synchronize");
-    }
-    target = enqueued_.load(std::memory_order_relaxed);
+  if (capturing_.load(std::memory_order_acquire)) {
+    return capturing_error("synchronize");
   }
+  const std::uint64_t target = enqueued_.load(std::memory_order_acquire);
   run_untaken_work(target);
   host_wait_until_at_least(completed_, target, host_wait_);
   return failure_->report();
 }
 
 Status SimStream::wait_idle() {
-  host_wait_until_at_least(completed_, enqueued_.load(std::memory_order_acquire), host_wait_);
+  const std::uint64_t target = enqueued_.load(std::memory_order_acquire);
+  run_untaken_work(target);
+  host_wait_until_at_least(completed_, target, host_wait_);
   return Status::ok();
 }
 
 bool SimStream::query() const {
   const std::uint64_t target = enqueued_.load(std::memory_order_acquire);
-  return completed_.load(std::memory_order_acquire) >= target;
+  if (completed_.load(std::memory_order_acquire) >= target) {
+    return true;
+  }
+  bool wake = false;
+  {
+    const std::lock_guard<SpinMutex> lock(mutex_);
+    wake = executor_wait_ == ExecutorWait::kTimed && !queue_.empty();
+  }
+  if (wake) {
+    wake_.notify_one();
+  }
+  return false;
 }
 
 Status SimStream::begin_capture() {
-  const std::lock_guard<std::mutex> lock(mutex_);
+  const std::lock_guard<SpinMutex> lock(mutex_);
   if (capturing_) {
     return Status::error(RRT_ERR_INVALID_STATE,
                          "stream begin_capture while the stream is already capturing");
@@ -146,7 +157,7 @@ Status SimStream::end_capture(std::unique_ptr<Graph> *out) {
   if (out == nullptr) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT, "stream end_capture with a null graph output");
   }
-  const std::lock_guard<std::mutex> lock(mutex_);
+  const std::lock_guard<SpinMutex> lock(mutex_);
   if (!capturing_) {
     return Status::error(RRT_ERR_INVALID_STATE, "stream end_capture without a capture in progress");
   }
@@ -178,7 +189,7 @@ bool SimStream::is_capturing() const {
 
 void SimStream::fail_enqueue(const Status &why) {
   {
-    const std::lock_guard<std::mutex> lock(mutex_);
+    const std::lock_guard<SpinMutex> lock(mutex_);
     if (capturing_) {
       fail_capture_locked(why);
       return;
@@ -207,7 +218,7 @@ Status SimStream::replay(const Graph &graph) {
   const std::span<const SimOperation> operations = sim_graph->operations();
   bool wake = false;
   {
-    const std::lock_guard<std::mutex> lock(mutex_);
+    const std::lock_guard<SpinMutex> lock(mutex_);
     if (capturing_) {
       return capturing_error("replay");
     }
@@ -222,10 +233,12 @@ Status SimStream::replay(const Graph &graph) {
       queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(first), queue_.end());
       throw;
     }
+    bool records_event = false;
     for (std::size_t i = first; i < queue_.size(); ++i) {
       bind_event_locked(queue_[i]);
+      records_event = records_event || queue_[i].kind == SimOperation::Kind::kRecordEvent;
     }
-    wake = publish_locked(operations.size());
+    wake = publish_locked(operations.size(), records_event);
   }
   if (wake) {
     wake_.notify_one();
@@ -237,7 +250,7 @@ Status SimStream::submit(SimOperation operation, std::span<const DeviceRange> ra
                          std::span<const void *const> referenced) {
   bool wake = false;
   {
-    const std::lock_guard<std::mutex> lock(mutex_);
+    const std::lock_guard<SpinMutex> lock(mutex_);
     if (capturing_) {
       const std::size_t first = capture_addresses_.size();
       try {
@@ -256,7 +269,7 @@ Status SimStream::submit(SimOperation operation, std::span<const DeviceRange> ra
     }
     queue_.push_back(std::move(operation));
     bind_event_locked(queue_.back());
-    wake = publish_locked(1);
+    wake = publish_locked(1, queue_.back().kind == SimOperation::Kind::kRecordEvent);
   }
   if (wake) {
     wake_.notify_one();
@@ -271,7 +284,7 @@ Status SimStream::submit_event_operation(Event &event, SimOperation::Kind kind) 
         Status::error(RRT_ERR_INVALID_ARGUMENT,
                       "stream event record or wait on an event the simulator did not create");
     {
-      const std::lock_guard<std::mutex> lock(mutex_);
+      const std::lock_guard<SpinMutex> lock(mutex_);
       fail_capture_locked(refused);
     }
     return refused;
@@ -332,19 +345,28 @@ void SimStream::bind_event_locked(SimOperation &operation) {
   }
 }
 
-bool SimStream::publish_locked(std::size_t count) {
+bool SimStream::publish_locked(std::size_t count, bool records_event) {
+  if (records_event) {
+    untaken_record_.store(true, std::memory_order_relaxed);
+  }
   enqueued_.store(enqueued_.load(std::memory_order_relaxed) + count, std::memory_order_release);
-  return executor_parked_;
+  return executor_wait_ == ExecutorWait::kUntimed ||
+         (executor_wait_ == ExecutorWait::kTimed && records_event);
 }
 
 bool SimStream::take_batch_locked() {
-  if (running_ || queue_.empty()) {
+  if (running_.load(std::memory_order_relaxed) || queue_.empty()) {
     return false;
   }
   batch_.swap(queue_);
-  running_ = true;
+  untaken_record_.store(false, std::memory_order_relaxed);
+  running_.store(true, std::memory_order_relaxed);
   taken_.store(taken_.load(std::memory_order_relaxed) + batch_.size(), std::memory_order_relaxed);
   return true;
+}
+
+void SimStream::end_batch_locked() {
+  running_.store(false, std::memory_order_relaxed);
 }
 
 void SimStream::run_batch() {
@@ -357,19 +379,22 @@ void SimStream::run_batch() {
 }
 
 void SimStream::run_untaken_work(std::uint64_t target) {
-  while (completed_.load(std::memory_order_acquire) < target) {
+  // Once every operation up to `target` is in a batch, its runner completes them.
+  while (taken_.load(std::memory_order_relaxed) < target) {
     {
-      const std::lock_guard<std::mutex> lock(mutex_);
+      const std::lock_guard<SpinMutex> lock(mutex_);
       if (!take_batch_locked()) {
         return;
       }
+      host_driven_.store(true, std::memory_order_relaxed);
+      executor_batches_in_a_row_ = 0;
     }
     run_batch();
     bool wake = false;
     {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      running_ = false;
-      wake = executor_parked_ && !queue_.empty();
+      const std::lock_guard<SpinMutex> lock(mutex_);
+      end_batch_locked();
+      wake = executor_wait_ == ExecutorWait::kUntimed && !queue_.empty();
     }
     if (wake) {
       wake_.notify_one();
@@ -377,25 +402,63 @@ void SimStream::run_untaken_work(std::uint64_t target) {
   }
 }
 
+bool SimStream::wait_for_untaken_work() {
+  const auto untaken = [&] {
+    return enqueued_.load(std::memory_order_acquire) != taken_.load(std::memory_order_relaxed) &&
+           !running_.load(std::memory_order_relaxed);
+  };
+  const auto all_taken = [&] {
+    return enqueued_.load(std::memory_order_acquire) == taken_.load(std::memory_order_relaxed);
+  };
+  if (!spin_until(untaken)) {
+    return false;
+  }
+  if (!host_driven_.load(std::memory_order_relaxed) ||
+      untaken_record_.load(std::memory_order_relaxed)) {
+    return true;
+  }
+  return !spin_until(all_taken, idle_.host_take_grace);
+}
+
+void SimStream::park_locked(std::unique_lock<SpinMutex> &lock) {
+  std::uint32_t empty_polls = 0;
+  while ((queue_.empty() || running_.load(std::memory_order_relaxed)) && !stopping_) {
+    if (!host_driven_.load(std::memory_order_relaxed)) {
+      executor_wait_ = ExecutorWait::kUntimed;
+      wake_.wait(lock);
+    } else {
+      executor_wait_ = ExecutorWait::kTimed;
+      if (wake_.wait_for(lock, idle_.host_driven_poll) == std::cv_status::timeout &&
+          queue_.empty() && ++empty_polls == idle_.host_driven_idle_polls) {
+        host_driven_.store(false, std::memory_order_relaxed);
+      }
+    }
+    executor_wait_ = ExecutorWait::kRunning;
+  }
+}
+
 void SimStream::run_executor() {
   for (;;) {
-    spin_until([&] {
-      return enqueued_.load(std::memory_order_relaxed) != taken_.load(std::memory_order_relaxed);
-    });
+    const bool found = wait_for_untaken_work();
     {
-      std::unique_lock<std::mutex> lock(mutex_);
-      while ((queue_.empty() || running_) && !stopping_) {
-        executor_parked_ = true;
-        wake_.wait(lock);
-        executor_parked_ = false;
+      std::unique_lock<SpinMutex> lock(mutex_);
+      if (!found) {
+        park_locked(lock);
       }
       if (!take_batch_locked()) {
-        return;
+        if (stopping_) {
+          return;
+        }
+        continue;
+      }
+      if (host_driven_.load(std::memory_order_relaxed) &&
+          ++executor_batches_in_a_row_ == idle_.host_driven_executor_batches) {
+        host_driven_.store(false, std::memory_order_relaxed);
       }
     }
     run_batch();
-    const std::lock_guard<std::mutex> lock(mutex_);
-    running_ = false;
+    const std::lock_guard<SpinMutex> lock(mutex_);
+    end_batch_locked();
   }
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -13,29 +14,58 @@
 #include "platform/device.h"
 #include "platform/sim/sim_graph.h"
 #include "platform/sim/sim_memory.h"
+#include "platform/sim/spin_mutex.h"
 #include "platform/sticky_failure.h"
 
 namespace replayrt::sim {
 
+// When the executor of a stream takes queued work (the idle policy in SimStream's comment).
+struct ExecutorIdlePolicy {
+  // How long the executor leaves work it sees untaken, for a host thread about to synchronize.
+  std::chrono::nanoseconds host_take_grace = std::chrono::microseconds(2);
+  // How often the executor of a host-driven stream looks for work no host thread took.
+  std::chrono::nanoseconds host_driven_poll = std::chrono::microseconds(100);
+  // Polls in a row that find nothing queued before a host-driven executor parks untimed.
+  std::uint32_t host_driven_idle_polls = 100;
+  // Batches in a row that the executor takes (no host thread took one in between) before a
+  // host-driven stream is no longer host-driven.
+  std::uint32_t host_driven_executor_batches = 16;
+};
+
 // A stream of the simulator: Stream's contract (platform/device.h), executed by one executor
 // thread per stream that plays the device.
 //
-// Execution: enqueue calls append to a queue under the stream's mutex and wake the executor
-// only when it is parked. One runner at a time takes the whole queue at once and runs it in
-// order: the executor, or a host thread in synchronize() that finds queued work nobody has
-// taken (it runs that work itself instead of waiting for the executor to wake up, as a
-// caller of a task runtime's wait does; the host still observes completion only through the
-// stream, and work is never reordered). Batches run in order:
+// Execution: enqueue calls append to a queue under the stream's mutex (a SpinMutex). One runner
+// at a time takes the whole queue at once and runs it in order: the executor, or a host thread
+// in synchronize() that finds queued work nobody has taken (it runs that work itself instead of
+// waiting for the executor, as a caller of a task runtime's wait does; the host still observes
+// completion only through the stream, and work is never reordered). wait_idle() and the
+// destructor take untaken work the same way. The executor leaves work it sees for the
+// policy's host_take_grace before it takes it, so a host that synchronizes right after it
+// enqueues runs the work on its own thread without a hand-off; it does so only while the
+// stream is host-driven (below) and the untaken work records no event.
+//
+// The executor's idle policy: after a batch, or after a host thread took the work it was
+// waiting for, it spins for new work for up to kDefaultSpinBudget, then parks. Once a host
+// thread has taken a batch, the stream is host-driven: the executor parks in a timed wait,
+// waking every host_driven_poll to take work no host thread took, and an enqueue other than an
+// event record does not wake it (no system call on the enqueue path). An event record wakes
+// it, since host and device waits on events go through no stream call that could take the
+// work; so does query(). Work enqueued on a host-driven stream that nothing waits for through
+// the stream or an event therefore starts within host_driven_poll. The executor's taking
+// host_driven_executor_batches batches in a row, or host_driven_idle_polls polls in a row with
+// nothing queued, end host-driven mode; the executor then parks untimed, costs nothing while
+// idle, and the next enqueue wakes it.
+// Batches run in order:
 // copies and memsets through SimMemory (outside capture, enqueue does not check device ranges;
 // a range that is not live when the copy runs is the copy's failure, with SimMemory's
 // RRT_ERR_INVALID_ARGUMENT), launches by calling the entry on the executor thread with the
-// invocation bytes copied at enqueue, on the runner's thread. When the queue is empty the
-// executor spins briefly for more work, then parks. synchronize() (after running what it
-// could take) and wait_idle() wait as the stream's HostWaitPolicy says (by default: spin for up
-// to kHostWaitSpinBudget, then block); the destructor spins briefly, then blocks. Device work
-// (a launch's kernels) may therefore run on a thread that called synchronize(): it must not
-// wait for that thread to do anything else. query() compares the operations queued with those
-// executed, without waiting.
+// invocation bytes copied at enqueue, on the runner's thread. synchronize() and wait_idle()
+// (after running what they could take) wait as the stream's HostWaitPolicy says (by default:
+// spin for up to kHostWaitSpinBudget, then block); the destructor spins briefly, then blocks.
+// Device work (a launch's kernels) may therefore run on a thread that called synchronize(),
+// wait_idle() or the destructor: it must not wait for that thread to do anything else.
+// query() compares the operations queued with those executed, without waiting.
 //
 // Failures: the first failing copy, memset or launch becomes the stream's sticky failure
 // (a StickyFailure). While it is pending, copies, memsets and launches are skipped; event
@@ -72,8 +102,10 @@ namespace replayrt::sim {
 class SimStream final : public Stream {
  public:
   // Starts the executor thread; throws std::system_error when the thread cannot be started.
-  // Host waits (synchronize, wait_idle) wait as `host_wait` says.
-  explicit SimStream(SimMemory &memory, HostWaitPolicy host_wait = {});
+  // Host waits (synchronize, wait_idle) wait as `host_wait` says; the executor takes work as
+  // `idle` says.
+  explicit SimStream(SimMemory &memory, HostWaitPolicy host_wait = {},
+                     ExecutorIdlePolicy idle = {});
   ~SimStream() override;
 
   Status enqueue_copy_host_to_device(void *dst, const void *src, std::size_t bytes) override;
@@ -117,13 +149,15 @@ class SimStream final : public Stream {
   // Gives a queued event record its record number, or binds a queued wait. Called with mutex_
   // held, so record numbers follow queue order.
   static void bind_event_locked(SimOperation &operation);
-  // Requires mutex_. Counts `count` newly queued operations; true when the executor is parked
-  // and must be woken (after unlocking).
-  bool publish_locked(std::size_t count);
+  // Requires mutex_. Counts `count` newly queued operations; true when the executor must be
+  // woken (after unlocking): it parks untimed, or it parks timed and `records_event`.
+  bool publish_locked(std::size_t count, bool records_event);
 
   // Requires mutex_. Moves the queue into batch_ and makes the caller the runner, unless
   // another thread is the runner or the queue is empty (then false).
   bool take_batch_locked();
+  // Requires mutex_. The runner gives up its role.
+  void end_batch_locked();
   // The runner's work: runs batch_ in order, counting each operation as completed, and empties
   // it. The caller then gives up the runner role (under mutex_).
   void run_batch();
@@ -132,6 +166,13 @@ class SimStream final : public Stream {
   void run_untaken_work(std::uint64_t target);
 
   void run_executor();
+  // The executor's spin for work: true when it saw untaken work that it may take (at once, or
+  // when no host thread took it within the policy's host_take_grace); false after
+  // kDefaultSpinBudget without any.
+  bool wait_for_untaken_work();
+  // Requires mutex_ (held by `lock`). Parks the executor until there is queued work and no
+  // runner, or the stream is stopping (the idle policy in the class comment).
+  void park_locked(std::unique_lock<SpinMutex> &lock);
   // Runs execute(); an exception becomes the sticky failure (see the class comment).
   void execute_contained(SimOperation &operation) noexcept;
   void execute(SimOperation &operation);
@@ -139,12 +180,21 @@ class SimStream final : public Stream {
 
   SimMemory &memory_;
   const HostWaitPolicy host_wait_;
+  const ExecutorIdlePolicy idle_;
 
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  std::vector<SimOperation> queue_;     // guarded by mutex_
-  bool executor_parked_ = false;        // guarded by mutex_
-  bool stopping_ = false;               // guarded by mutex_
+  mutable SpinMutex mutex_;
+  mutable std::condition_variable_any wake_;
+  // How the executor waits in park_locked (publish_locked says when an enqueue wakes it).
+  enum class ExecutorWait : std::uint8_t { kRunning, kTimed, kUntimed };
+
+  std::vector<SimOperation> queue_;                      // guarded by mutex_
+  ExecutorWait executor_wait_ = ExecutorWait::kRunning;  // guarded by mutex_
+  // Written with mutex_ held; the executor's spin reads them alone. host_driven_: the mode in
+  // the class comment; untaken_record_: the queue holds an event record.
+  std::atomic<bool> host_driven_{false};
+  std::atomic<bool> untaken_record_{false};
+  std::uint32_t executor_batches_in_a_row_ = 0;  // guarded by mutex_
+  bool stopping_ = false;                        // guarded by mutex_
   std::atomic<bool> capturing_{false};  // written under mutex_; is_capturing() reads it alone
   std::vector<SimOperation> capture_operations_;    // guarded by mutex_
   std::vector<CapturedAddress> capture_addresses_;  // guarded by mutex_
@@ -158,7 +208,9 @@ class SimStream final : public Stream {
   // The sticky failure, shared with the event records that carry it.
   std::shared_ptr<StickyFailure> failure_ = std::make_shared<StickyFailure>();
 
-  bool running_ = false;  // guarded by mutex_: a thread is the runner (it owns batch_)
+  // A thread is the runner (it owns batch_). Written with mutex_ held; the executor's spin
+  // reads it alone.
+  std::atomic<bool> running_{false};
   // Operations ever moved into a batch (written with mutex_ held); the executor spins on it.
   std::atomic<std::uint64_t> taken_{0};
   // The runner's batch, swapped with queue_ under mutex_.

@@ -100,6 +100,38 @@ TEST_F(SimStreamTest, SynchronizeRunsQueuedWorkTheExecutorHasNotTakenOnTheCallin
   EXPECT_TRUE(ran_on_the_host);
 }
 
+// Once a host synchronize has run a batch itself, the stream is host-driven: an enqueue no
+// longer wakes the parked executor. Work that no host thread then synchronizes must still run:
+// the executor looks for it by itself. The flag is polled with a generous liveness bound (not
+// a timing goal); a synchronize afterwards runs the launch on this thread if it never ran.
+TEST_F(SimStreamTest, WorkOnAHostDrivenStreamRunsWithoutASynchronize) {
+  Stream &stream = new_stream();
+  bool host_driven = false;
+  for (int attempt = 0; attempt < 200 && !host_driven; ++attempt) {
+    std::thread::id runner;
+    LaunchRequest request;
+    request.entry = &record_thread;
+    request.entry_context = &runner;
+    ASSERT_TRUE(stream.enqueue_launch(request).is_ok());
+    ASSERT_TRUE(stream.synchronize().is_ok());
+    host_driven = runner == std::this_thread::get_id();
+  }
+  ASSERT_TRUE(host_driven);
+  // Long enough for the executor to give up spinning and park.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  std::atomic<bool> ran{false};
+  LaunchRequest request;
+  request.entry = &testing::set_flag_entry;
+  request.entry_context = &ran;
+  ASSERT_TRUE(stream.enqueue_launch(request).is_ok());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!ran.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  EXPECT_TRUE(ran.load(std::memory_order_acquire));
+  ASSERT_TRUE(stream.synchronize().is_ok());
+}
+
 TEST_F(SimStreamTest, CopiesAndMemsetRoundTripThroughDeviceMemory) {
   Stream &stream = new_stream();
   auto *const first = static_cast<unsigned char *>(allocate(4096));
