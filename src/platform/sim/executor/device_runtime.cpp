@@ -166,7 +166,10 @@ struct Execution {
   // The task pushed into `slot`, or kEmptyReadySlot when the execution stopped first.
   std::uint32_t wait_for_slot(std::uint32_t slot) {
     std::atomic_ref<std::uint32_t> cell(ready[slot]);
-    std::uint32_t task = kEmptyReadySlot;
+    std::uint32_t task = cell.load(std::memory_order_acquire);
+    if (task != kEmptyReadySlot) {
+      return task;
+    }
     const auto give_up = std::chrono::steady_clock::now() + kSlotFillLimit;
     while (!spin_until([&] {
       task = cell.load(std::memory_order_acquire);
