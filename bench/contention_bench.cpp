@@ -36,6 +36,9 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::uint32_t kManyTasks = 4096;
 constexpr std::chrono::milliseconds kIdleGap{1};
+// Runs per repetition of after_idle_gap: each sleeps kIdleGap, so a count chosen from the
+// (microsecond) timed part alone would take minutes.
+constexpr benchmark::IterationCount kIdleGapRuns = 1000;
 
 int hog_count() {
   const char *value = std::getenv("RRT_BENCH_CPU_HOGS");
@@ -246,7 +249,8 @@ void register_runtime(const std::string &runtime) {
         ->UseRealTime();
     benchmark::RegisterBenchmark(("contention/after_idle_gap" + tail).c_str(),
                                  after_idle_gap<Graph>, workers)
-        ->UseManualTime();
+        ->UseManualTime()
+        ->Iterations(kIdleGapRuns);
     benchmark::RegisterBenchmark(("contention/to_first_task" + tail).c_str(), to_first_task<Graph>,
                                  workers)
         ->UseManualTime();

@@ -1,7 +1,10 @@
 // Host wait policies (rrt_wait_policy_t) on decode-sized steps: a kernel-mode launch of one
-// task that runs for kStep, then rrt_stream_synchronize. The counter wake_ns is the time from
-// the task's last instruction to synchronize returning, averaged over the iterations: what a
-// policy costs on top of the step. run_all.py reports each policy's wake-up next to SPIN's, the
+// task that runs for kStep and an event record behind it, then rrt_event_synchronize. The
+// event makes the stream's executor run the step (a stream synchronize would find the launch
+// untaken and run it on the waiting thread itself, so its host would never wait), as happens
+// whenever work is waited for through an event or synchronized after the executor took it.
+// The counter wake_ns is the time from the task's last instruction to the event synchronize
+// returning, averaged over the iterations: what a policy costs on top of the step. run_all.py reports each policy's wake-up next to SPIN's, the
 // limit (a waiter that never leaves the processor sees completion soonest), as a ratio within
 // the same run.
 #include <atomic>
@@ -57,16 +60,20 @@ void wait_policy(benchmark::State &state, rrt_wait_policy_t policy, std::uint32_
   const rrt_run_args_t args = run_args(&arg, 1);
   rrt_stream_t stream = nullptr;
   check(rrt_stream_create(ctx, &stream), "rrt_stream_create");
+  rrt_event_t step_done = nullptr;
+  check(rrt_event_create(ctx, &step_done), "rrt_event_create");
 
   double wake_ns = 0;
   for (auto _ : state) {
     check(rrt_kernel_launch(ctx, id, &args, stream), "rrt_kernel_launch");
-    check(rrt_stream_synchronize(stream), "rrt_stream_synchronize");
+    check(rrt_event_record(step_done, stream), "rrt_event_record");
+    check(rrt_event_synchronize(step_done), "rrt_event_synchronize");
     const std::int64_t returned = now_ns();
     wake_ns += static_cast<double>(returned - clock.done_ns.load(std::memory_order_acquire));
   }
   state.counters["wake_ns"] = benchmark::Counter(wake_ns, benchmark::Counter::kAvgIterations);
 
+  check(rrt_event_destroy(step_done), "rrt_event_destroy");
   check(rrt_stream_destroy(stream), "rrt_stream_destroy");
   check(rrt_device_free(ctx, buffer), "rrt_device_free");
   check(rrt_context_destroy(ctx), "rrt_context_destroy");
