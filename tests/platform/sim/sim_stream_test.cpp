@@ -81,23 +81,35 @@ Status record_thread(void *context, const std::byte * /*invocation*/, std::size_
   return Status::ok();
 }
 
-// The executor parks after a brief spin; a launch enqueued then wakes it, and a synchronize
-// that follows at once finds the launch still queued and runs it itself. Whether the host
-// wins that race is up to the scheduler, so the test tries until it does once.
-TEST_F(SimStreamTest, SynchronizeRunsQueuedWorkTheExecutorHasNotTakenOnTheCallingThread) {
-  Stream &stream = new_stream();
-  bool ran_on_the_host = false;
-  for (int attempt = 0; attempt < 200 && !ran_on_the_host; ++attempt) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+// Enqueues a launch and synchronizes at once, `gap` after the previous try, until the launch
+// ran on this thread (the synchronize found it untaken and ran it itself) or 200 tries did
+// not; true when one did. Whether the host wins that race is up to the scheduler.
+bool synchronize_runs_a_launch_here(Stream &stream, std::chrono::milliseconds gap) {
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    std::this_thread::sleep_for(gap);
     std::thread::id runner;
     LaunchRequest request;
     request.entry = &record_thread;
     request.entry_context = &runner;
-    ASSERT_TRUE(stream.enqueue_launch(request).is_ok());
-    ASSERT_TRUE(stream.synchronize().is_ok());
-    ran_on_the_host = runner == std::this_thread::get_id();
+    const Status enqueued = stream.enqueue_launch(request);
+    const Status synchronized = stream.synchronize();
+    EXPECT_TRUE(enqueued.is_ok()) << enqueued.message();
+    EXPECT_TRUE(synchronized.is_ok()) << synchronized.message();
+    if (!enqueued.is_ok() || !synchronized.is_ok()) {
+      return false;
+    }
+    if (runner == std::this_thread::get_id()) {
+      return true;
+    }
   }
-  EXPECT_TRUE(ran_on_the_host);
+  return false;
+}
+
+// The executor parks after a brief spin; a launch enqueued then wakes it, and a synchronize
+// that follows at once finds the launch still queued and runs it itself.
+TEST_F(SimStreamTest, SynchronizeRunsQueuedWorkTheExecutorHasNotTakenOnTheCallingThread) {
+  Stream &stream = new_stream();
+  EXPECT_TRUE(synchronize_runs_a_launch_here(stream, std::chrono::milliseconds(1)));
 }
 
 // Once a host synchronize has run a batch itself, the stream is host-driven: an enqueue no
@@ -106,16 +118,7 @@ TEST_F(SimStreamTest, SynchronizeRunsQueuedWorkTheExecutorHasNotTakenOnTheCallin
 // a timing goal); a synchronize afterwards runs the launch on this thread if it never ran.
 TEST_F(SimStreamTest, WorkOnAHostDrivenStreamRunsWithoutASynchronize) {
   Stream &stream = new_stream();
-  bool host_driven = false;
-  for (int attempt = 0; attempt < 200 && !host_driven; ++attempt) {
-    std::thread::id runner;
-    LaunchRequest request;
-    request.entry = &record_thread;
-    request.entry_context = &runner;
-    ASSERT_TRUE(stream.enqueue_launch(request).is_ok());
-    ASSERT_TRUE(stream.synchronize().is_ok());
-    host_driven = runner == std::this_thread::get_id();
-  }
+  const bool host_driven = synchronize_runs_a_launch_here(stream, std::chrono::milliseconds(0));
   ASSERT_TRUE(host_driven);
   // Long enough for the executor to give up spinning and park.
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
