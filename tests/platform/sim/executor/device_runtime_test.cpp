@@ -111,9 +111,12 @@ TEST_F(DeviceRuntimeTest, IndependentTasksWakeTheHelpersAndRunAtTheSameTime) {
 }
 
 // A kernel whose task divides into kSharedParts parts. Each part counts itself, notes its
-// thread, and waits (up to 10 s) until some part has run on another thread, then lingers a
-// little before it counts itself done, so that a task completed before its last part would
-// show. Calling the kernel whole counts a whole call instead.
+// thread, and waits (up to 10 s) until some part has run on another thread. A part on the
+// thread that started the run's first part (the worker that shares the task: it claims right
+// after publishing, while a joiner is still waking) then counts itself done at once; a part on
+// any other thread lingers first. The sharing worker therefore runs out of parts to claim while
+// a joiner still runs one, so a task completed before its last part shows every time. Calling
+// the kernel whole counts a whole call instead.
 constexpr std::uint64_t kSharedParts = 8;
 struct SharedPartsLog {
   std::atomic<int> whole_calls{0};
@@ -122,6 +125,7 @@ struct SharedPartsLog {
   std::atomic<bool> met_another_thread{true};
   std::mutex mutex;
   std::set<std::thread::id> threads;
+  std::thread::id first_thread;  // guarded by mutex: the thread of the run's first part
 
   std::size_t thread_count() {
     const std::lock_guard<std::mutex> lock(mutex);
@@ -144,9 +148,14 @@ void run_shared_parts(const rrt_kernel_args_t *, std::uint64_t first, std::uint6
   EXPECT_EQ(count, kSharedParts);
   for (std::uint64_t part = first; part < end; ++part) {
     g_shared_parts.parts_started.fetch_add(1);
+    bool on_first_thread = false;
     {
       const std::lock_guard<std::mutex> lock(g_shared_parts.mutex);
       g_shared_parts.threads.insert(std::this_thread::get_id());
+      if (g_shared_parts.first_thread == std::thread::id()) {
+        g_shared_parts.first_thread = std::this_thread::get_id();
+      }
+      on_first_thread = g_shared_parts.first_thread == std::this_thread::get_id();
     }
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (g_shared_parts.thread_count() < 2) {
@@ -156,7 +165,9 @@ void run_shared_parts(const rrt_kernel_args_t *, std::uint64_t first, std::uint6
       }
       std::this_thread::yield();
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (!on_first_thread) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
     g_shared_parts.parts_done.fetch_add(1);
   }
 }
@@ -191,6 +202,10 @@ class DividedTaskTest : public DeviceRuntimeTest {
   }
 
   Status run_once(DeviceRuntime &runtime) {
+    {
+      const std::lock_guard<std::mutex> lock(g_shared_parts.mutex);
+      g_shared_parts.first_thread = std::thread::id();
+    }
     return run({{in_.data(), 16, RRT_SPACE_HOST}}, runtime);
   }
 
