@@ -4,9 +4,9 @@
 // untaken and run it on the waiting thread itself, so its host would never wait), as happens
 // whenever work is waited for through an event or synchronized after the executor took it.
 // The counter wake_ns is the time from the task's last instruction to the event synchronize
-// returning, averaged over the iterations: what a policy costs on top of the step. run_all.py reports each policy's wake-up next to SPIN's, the
-// limit (a waiter that never leaves the processor sees completion soonest), as a ratio within
-// the same run.
+// returning, averaged over the iterations: what a policy costs on top of the step. run_all.py
+// reports each policy's wake-up next to SPIN's, the limit (a waiter that never leaves the processor
+// sees completion soonest), as a ratio within the same run.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
