@@ -350,8 +350,12 @@ bool SimStream::publish_locked(std::size_t count, bool records_event) {
     untaken_record_.store(true, std::memory_order_relaxed);
   }
   enqueued_.store(enqueued_.load(std::memory_order_relaxed) + count, std::memory_order_release);
+  return must_wake_executor_locked(records_event);
+}
+
+bool SimStream::must_wake_executor_locked(bool queue_records_event) const {
   return executor_wait_ == ExecutorWait::kUntimed ||
-         (executor_wait_ == ExecutorWait::kTimed && records_event);
+         (executor_wait_ == ExecutorWait::kTimed && queue_records_event);
 }
 
 bool SimStream::take_batch_locked() {
@@ -394,7 +398,8 @@ void SimStream::run_untaken_work(std::uint64_t target) {
     {
       const std::lock_guard<SpinMutex> lock(mutex_);
       end_batch_locked();
-      wake = executor_wait_ == ExecutorWait::kUntimed && !queue_.empty();
+      wake = !queue_.empty() &&
+             must_wake_executor_locked(untaken_record_.load(std::memory_order_relaxed));
     }
     if (wake) {
       wake_.notify_one();

@@ -51,7 +51,8 @@ struct ExecutorIdlePolicy {
 // waking every host_driven_poll to take work no host thread took, and an enqueue other than an
 // event record does not wake it (no system call on the enqueue path). An event record wakes
 // it, since host and device waits on events go through no stream call that could take the
-// work; so does query(). Work enqueued on a host-driven stream that nothing waits for through
+// work; so does query(), and so does a host thread that ends a batch with an event record
+// queued behind it. Work enqueued on a host-driven stream that nothing waits for through
 // the stream or an event therefore starts within host_driven_poll. The executor's taking
 // host_driven_executor_batches batches in a row, or host_driven_idle_polls polls in a row with
 // nothing queued, end host-driven mode; the executor then parks untimed, costs nothing while
@@ -152,6 +153,10 @@ class SimStream final : public Stream {
   // Requires mutex_. Counts `count` newly queued operations; true when the executor must be
   // woken (after unlocking): it parks untimed, or it parks timed and `records_event`.
   bool publish_locked(std::size_t count, bool records_event);
+  // Requires mutex_. True when the executor is parked and must be woken for queued work: it
+  // parks untimed, or it parks timed and the queued work records an event (which nothing but
+  // the executor takes; see the class comment).
+  bool must_wake_executor_locked(bool queue_records_event) const;
 
   // Requires mutex_. Moves the queue into batch_ and makes the caller the runner, unless
   // another thread is the runner or the queue is empty (then false).

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "platform/sim/sim_device.h"
+#include "platform/sim/sim_event.h"
 #include "platform/sim/sim_execution_fixture.h"
 #include "support/fault_injecting_device.h"
 
@@ -133,6 +134,35 @@ TEST_F(SimStreamTest, WorkOnAHostDrivenStreamRunsWithoutASynchronize) {
   }
   EXPECT_TRUE(ran.load(std::memory_order_acquire));
   ASSERT_TRUE(stream.synchronize().is_ok());
+}
+
+// A host thread that runs a batch while an event record is queued behind it hands the record to
+// the executor when the batch ends: nothing else takes it, since waits on the event go through
+// no stream call. The executor's poll and its grace for the host are an hour here, so the record
+// completes only if the host wakes the executor; completion is polled with a generous liveness
+// bound (not a timing goal).
+TEST(SimStreamHandOffTest, AnEventRecordQueuedBehindAHostBatchRunsWhenTheBatchEnds) {
+  SimMemory memory;
+  ExecutorIdlePolicy idle;
+  idle.host_take_grace = std::chrono::hours(1);
+  idle.host_driven_poll = std::chrono::hours(1);
+  SimStream stream(memory, {}, idle);
+  ASSERT_TRUE(synchronize_runs_a_launch_here(stream, std::chrono::milliseconds(1)));
+  // Long enough for an executor that the last launch woke to find the queue empty and park.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  Gate gate;
+  ASSERT_TRUE(gate.block(stream).is_ok());
+  std::thread host([&] { EXPECT_TRUE(stream.synchronize().is_ok()); });
+  gate.wait_until_entered();
+  SimEvent event;
+  EXPECT_TRUE(stream.record_event(event).is_ok());
+  gate.open();
+  host.join();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!event.query() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  EXPECT_TRUE(event.query());
 }
 
 TEST_F(SimStreamTest, CopiesAndMemsetRoundTripThroughDeviceMemory) {
