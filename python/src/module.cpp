@@ -78,6 +78,14 @@ rrt_direction_t direction_from_name(const std::string &name) {
   return enum_from_name(name, kNames, "a direction");
 }
 
+rrt_platform_t platform_from_name(const std::string &name) {
+  static constexpr std::array<std::pair<const char *, rrt_platform_t>, 2> kNames{{
+      {"sim", RRT_PLATFORM_SIM},
+      {"cuda", RRT_PLATFORM_CUDA},
+  }};
+  return enum_from_name(name, kNames, "a platform");
+}
+
 rrt_param_space_t space_from_name(const std::string &name) {
   static constexpr std::array<std::pair<const char *, rrt_param_space_t>, 3> kNames{{
       {"any", RRT_PARAM_SPACE_ANY},
@@ -103,6 +111,16 @@ struct DeviceArray {
   rrt_platform_t platform = RRT_PLATFORM_SIM;
   std::int32_t device_id = 0;
 };
+
+// Where DLPack says a device array's memory is: the CUDA device on CUDA; the host on the
+// simulator, whose device memory is host memory (CPU has the one device 0, whatever the
+// simulator context's device id).
+DLDevice dlpack_device(const DeviceArray &array) {
+  if (array.platform == RRT_PLATFORM_CUDA) {
+    return {kDLCUDA, array.device_id};
+  }
+  return {kDLCPU, 0};
+}
 
 // A prepared callable and what its arguments are checked against.
 struct PythonCallable {
@@ -269,7 +287,7 @@ py::capsule dlpack_capsule(const DeviceArray &array) {
   owned->buffer = array.buffer;
   DLTensor &tensor = owned->managed.dl_tensor;
   tensor.data = array.buffer->data();
-  tensor.device = {array.platform == RRT_PLATFORM_CUDA ? kDLCUDA : kDLCPU, array.device_id};
+  tensor.device = dlpack_device(array);
   tensor.ndim = static_cast<std::int32_t>(owned->shape.size());
   tensor.dtype = dlpack_dtype(array.dtype);
   tensor.shape = owned->shape.data();
@@ -436,7 +454,8 @@ PYBIND11_MODULE(_replayrt, m) {
           py::arg("stream") = py::none())
       .def("__dlpack_device__",
            [](const DeviceArray &a) {
-             return py::make_tuple(a.platform == RRT_PLATFORM_CUDA ? kDLCUDA : kDLCPU, a.device_id);
+             const DLDevice device = dlpack_device(a);
+             return py::make_tuple(device.device_type, device.device_id);
            })
       .def("numpy", [](const DeviceArray &a) {
         py::array out(a.dtype, a.shape);
@@ -514,14 +533,24 @@ PYBIND11_MODULE(_replayrt, m) {
           py::arg("destination"), py::arg("source"));
 
   py::class_<PythonContext>(m, "Context")
-      .def(py::init([](const std::string &platform, std::uint32_t workers, bool profiling) {
+      .def(py::init([](const std::string &platform, std::uint32_t workers, bool profiling,
+                       std::int32_t device) {
              rrt::ContextOptions options;
-             options.platform = platform == "cuda" ? RRT_PLATFORM_CUDA : RRT_PLATFORM_SIM;
+             options.platform = platform_from_name(platform);
              options.device_workers = workers;
              options.profiling = profiling;
+             options.device_id = device;
              return std::make_unique<PythonContext>(options);
            }),
-           py::arg("platform") = "sim", py::arg("workers") = 0, py::arg("profiling") = false)
+           py::arg("platform") = "sim", py::arg("workers") = 0, py::arg("profiling") = false,
+           py::arg("device") = 0,
+           "A context on `platform` ('sim' or 'cuda'); `device` is the CUDA device ordinal "
+           "(rrt_context_options_t.device_id).")
+      .def_property_readonly("platform",
+                             [](const PythonContext &ctx) {
+                               return ctx.platform == RRT_PLATFORM_CUDA ? "cuda" : "sim";
+                             })
+      .def_property_readonly("device", [](const PythonContext &ctx) { return ctx.device_id; })
       .def("program_init", &rrt::Context::program_init)
       .def(
           "kernel_init",

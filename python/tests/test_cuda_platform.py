@@ -57,3 +57,10 @@ def test_a_cuda_device_array_exports_itself_as_cuda_memory_through_dlpack():
     # numpy takes CPU memory only, and is told this is not.
     with pytest.raises(RuntimeError, match="[Dd]evice"):
         np.from_dlpack(array)
+
+
+def test_the_device_ordinal_names_the_cuda_device_and_a_missing_one_is_refused():
+    ctx = replayrt.Context("cuda", device=0)
+    assert (ctx.platform, ctx.device) == ("cuda", 0)
+    with pytest.raises(replayrt.InvalidArgumentError, match="CUDA device 1000 does not exist"):
+        replayrt.Context("cuda", device=1000)
