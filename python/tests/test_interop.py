@@ -95,3 +95,11 @@ def test_a_simulator_array_is_cpu_memory_to_dlpack_whatever_the_contexts_device_
 def test_a_platform_name_is_checked():
     with pytest.raises(ValueError, match="'sim', 'cuda'"):
         replayrt.Context("gpu")
+
+
+def test_the_simulator_admits_no_foreign_memory():
+    ctx = replayrt.Context()
+    with pytest.raises(replayrt.UnsupportedError, match="CUDA contexts only"):
+        ctx.register(np.zeros(4, dtype=np.float32))
+    with pytest.raises(replayrt.UnsupportedError, match="CUDA contexts only"):
+        ctx.register(torch.zeros(4))
