@@ -197,10 +197,12 @@ PythonArgs convert_args(const PythonCallable &callable, const py::sequence &valu
 
 // A stream and the Python objects its queued work reads or writes.
 // Members are destroyed in reverse order: the stream first, which waits for its queued work,
-// and only then the objects that work reads or writes.
+// and only then the objects that work reads or writes, and last the native stream's owner
+// (Context.wrap_stream), which must outlive the wrapper.
 struct PythonStream {
-  py::list pending;   // until synchronize()
-  py::list captured;  // since begin_capture()
+  py::object native_owner;  // what a wrapped stream's handle came from, if an object
+  py::list pending;         // until synchronize()
+  py::list captured;        // since begin_capture()
   rrt::Stream stream;
 
   void hold(const py::list &objects) {
@@ -693,6 +695,14 @@ PYBIND11_MODULE(_replayrt, m) {
       .def("record", [](PythonStream &s, const rrt::Event &e) { s.stream.record(e); })
       .def("wait", [](PythonStream &s, const rrt::Event &e) { s.stream.wait(e); })
       .def("capture", [](const std::shared_ptr<PythonStream> &s) { return CaptureScope{s}; })
+      .def_property_readonly(
+          "native_handle",
+          [](const PythonStream &s) {
+            return reinterpret_cast<std::uintptr_t>(s.stream.native_handle());
+          },
+          "The native stream behind this one, as an int (CUDA: its cudaStream_t; a wrapped "
+          "stream's is the one it wraps), for another library to order its work with "
+          "replayrt's (torch.cuda.ExternalStream(handle)). UnsupportedError on the simulator.")
       .def(
           "upload",
           [](PythonStream &s, const py::object &destination, const py::object &source) {
@@ -781,6 +791,32 @@ PYBIND11_MODULE(_replayrt, m) {
              stream->stream = ctx.stream();
              return stream;
            })
+      .def(
+          "wrap_stream",
+          [](PythonContext &ctx, const py::object &native) {
+            auto stream = std::make_shared<PythonStream>();
+            std::uintptr_t handle = 0;
+            if (py::isinstance<py::int_>(native)) {
+              handle = native.cast<std::uintptr_t>();
+            } else if (py::hasattr(native, "cuda_stream")) {
+              handle = native.attr("cuda_stream").cast<std::uintptr_t>();
+              stream->native_owner = native;
+            } else {
+              throw py::type_error(
+                  "replayrt: wrap_stream takes a native stream: an int (a cudaStream_t) or an "
+                  "object with a cuda_stream attribute (torch.cuda.Stream), not " +
+                  std::string(py::str(py::type::handle_of(native).attr("__name__"))));
+            }
+            stream->stream = ctx.wrap_stream(reinterpret_cast<void *>(handle));
+            return stream;
+          },
+          py::arg("native"),
+          "A Stream over a native stream the caller owns (rrt_stream_wrap_native): an int "
+          "(a cudaStream_t of this context's device) or an object with a cuda_stream attribute "
+          "(torch.cuda.Stream), which the Stream then holds. Launches, copies, events, capture "
+          "and replay work on it as on ctx.stream(), ordered with the owner's work on the same "
+          "stream; dropping it never destroys the native stream, which must outlive it (an int "
+          "is not held). UnsupportedError on the simulator.")
       .def("event", &rrt::Context::event)
       .def("run",
            [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values) {

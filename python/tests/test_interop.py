@@ -103,3 +103,11 @@ def test_the_simulator_admits_no_foreign_memory():
         ctx.register(np.zeros(4, dtype=np.float32))
     with pytest.raises(replayrt.UnsupportedError, match="CUDA contexts only"):
         ctx.register(torch.zeros(4))
+
+
+def test_simulator_streams_have_no_native_handle_and_none_can_be_wrapped():
+    ctx = replayrt.Context()
+    with pytest.raises(replayrt.UnsupportedError, match="native"):
+        ctx.stream().native_handle
+    with pytest.raises(replayrt.UnsupportedError, match="native"):
+        ctx.wrap_stream(0x1234)
