@@ -200,9 +200,10 @@ PythonArgs convert_args(const PythonCallable &callable, const py::sequence &valu
 // and only then the objects that work reads or writes, and last the native stream's owner
 // (Context.wrap_stream), which must outlive the wrapper.
 struct PythonStream {
-  py::object native_owner;  // what a wrapped stream's handle came from, if an object
-  py::list pending;         // until synchronize()
-  py::list captured;        // since begin_capture()
+  // What a wrapped stream's handle came from, if an object (Context.wrap_stream).
+  py::object native_owner;
+  py::list pending;   // until synchronize()
+  py::list captured;  // since begin_capture()
   rrt::Stream stream;
 
   void hold(const py::list &objects) {
