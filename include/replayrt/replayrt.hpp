@@ -3,22 +3,26 @@
    header's comments are the reference for what each does.
 
    What this layer adds:
-   - Owners. Context, Stream, Event, Graph, Run and DeviceBuffer are move-only owners of a C
-     handle. Every owner made from a context shares that context's state, so the context is
-     destroyed only after its last stream, event, graph, run and buffer: no handle can outlive
-     its context. A graph also holds every event its capture recorded or waited on (the C ABI
-     refuses to destroy those while the graph lives), so owners may go in any order.
+   - Owners. Context, Stream, Event, Graph, Run, DeviceBuffer and DeviceRegistration are
+     move-only owners of a C handle or registration. Every owner made from a context shares that
+     context's state, so the context is destroyed only after its last stream, event, graph, run,
+     buffer and registration: no handle can outlive its context. A graph also holds every event
+     its capture recorded or waited on (the C ABI refuses to destroy those while the graph
+     lives), so owners may go in any order.
    - Errors. A failing C call throws rrt::Error, which carries the code, the growth point, the
      requested and frozen bytes of rrt_last_error and the whole message (rrt_last_error_message,
      which needs a library of ABI 1.4 or later). Only constructors and member functions throw;
      destructors never do:
      a destructor's failure is what the explicit call would have thrown (Stream::destroy,
-     DeviceBuffer::free, Run::finalize report it), and is otherwise dropped.
+     DeviceBuffer::free, DeviceRegistration::unregister, Run::finalize report it), and is
+     otherwise dropped.
    - A callable builder (CallableBuilder): parameters, intermediates, scalars, views and device
      values by name, tasks by kernel name, resolved against a context when the descriptor is
      made (Context::prepare, Context::fit_kernel_config).
    - A capture scope: Stream::capture(body) ends the capture on every path and returns the
      graph; an exception from the body discards the capture and propagates.
+   - Native interop (CUDA contexts): Context::wrap_stream, Stream::native_handle and
+     Context::register_foreign (foreign device memory as a DeviceRegistration).
 
    Thread safety: as the C ABI's. An owner is not itself synchronized: share one between
    threads only as the C call it wraps allows (a stream's enqueues are thread-safe; moving or
@@ -137,7 +141,7 @@ class EventState {
 
 /* ---- arguments ---------------------------------------------------------------------- */
 
-class DeviceBuffer;
+class DeviceMemory;
 
 /* The tensors and scalars of one run or launch, in parameter order (rrt_run_args_t). The
    arrays a host tensor names must stay valid until the work that reads or writes them is done,
@@ -156,7 +160,8 @@ class Args {
     tensors_.push_back({address, bytes, RRT_SPACE_DEVICE});
     return *this;
   }
-  inline Args &device(const DeviceBuffer &buffer);
+  /* A DeviceBuffer's or a DeviceRegistration's whole memory. */
+  inline Args &device(const DeviceMemory &memory);
   Args &scalar(std::uint64_t value) {
     scalars_.push_back(value);
     return *this;
@@ -185,27 +190,13 @@ class Args {
 class Context;
 class Stream;
 
-/* Device memory the caller owns (rrt_device_alloc): freed when the owner is destroyed or by
-   free(), which first waits for the work queued on the context's streams. */
-class DeviceBuffer {
+/* DEVICE tensor memory of a context: memory it allocated (DeviceBuffer) or memory it admitted
+   (DeviceRegistration). Args::device and the copies take either. The base of those two owners,
+   never an owner by itself. */
+class DeviceMemory {
  public:
-  DeviceBuffer() = default;
-  ~DeviceBuffer() { release(); }
-  DeviceBuffer(const DeviceBuffer &) = delete;
-  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
-  DeviceBuffer(DeviceBuffer &&other) noexcept
-      : context_(std::move(other.context_)),
-        address_(std::exchange(other.address_, nullptr)),
-        bytes_(std::exchange(other.bytes_, 0)) {}
-  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept {
-    if (this != &other) {
-      release();
-      context_ = std::move(other.context_);
-      address_ = std::exchange(other.address_, nullptr);
-      bytes_ = std::exchange(other.bytes_, 0);
-    }
-    return *this;
-  }
+  DeviceMemory(const DeviceMemory &) = delete;
+  DeviceMemory &operator=(const DeviceMemory &) = delete;
 
   void *data() const noexcept { return address_; }
   std::size_t size() const noexcept { return bytes_; }
@@ -230,39 +221,128 @@ class DeviceBuffer {
     download(destination.data(), destination.size() * sizeof(T));
   }
 
-  /* Frees now and throws what rrt_device_free returns; the owner is empty afterwards either
-     way. */
-  void free() {
-    if (address_ == nullptr) {
-      return;
-    }
-    const rrt_status_t status = rrt_device_free(context_->handle(), address_);
+ protected:
+  DeviceMemory() = default;
+  DeviceMemory(std::shared_ptr<detail::ContextState> context, void *address,
+               std::size_t bytes) noexcept
+      : context_(std::move(context)), address_(address), bytes_(bytes) {}
+  ~DeviceMemory() = default;
+  DeviceMemory(DeviceMemory &&other) noexcept
+      : context_(std::move(other.context_)),
+        address_(std::exchange(other.address_, nullptr)),
+        bytes_(std::exchange(other.bytes_, 0)) {}
+  /* Takes `other`'s memory; the owner has let go of its own first. */
+  DeviceMemory &operator=(DeviceMemory &&other) noexcept {
+    context_ = std::move(other.context_);
+    address_ = std::exchange(other.address_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+    return *this;
+  }
+
+  rrt_context_t context_handle() const noexcept { return context_->handle(); }
+  /* Empties the owner (after it freed or unregistered the memory). */
+  void clear() noexcept {
     address_ = nullptr;
     bytes_ = 0;
     context_.reset();
+  }
+
+ private:
+  std::shared_ptr<detail::ContextState> context_;
+  void *address_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+inline Args &Args::device(const DeviceMemory &memory) {
+  return device(memory.data(), memory.size());
+}
+
+/* Device memory the caller owns (rrt_device_alloc): freed when the owner is destroyed or by
+   free(), which first waits for the work queued on the context's streams. */
+class DeviceBuffer : public DeviceMemory {
+ public:
+  DeviceBuffer() = default;
+  ~DeviceBuffer() { release(); }
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  DeviceBuffer(DeviceBuffer &&other) noexcept = default;
+  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept {
+    if (this != &other) {
+      release();
+      DeviceMemory::operator=(std::move(other));
+    }
+    return *this;
+  }
+
+  /* Frees now and throws what rrt_device_free returns; the owner is empty afterwards either
+     way. */
+  void free() {
+    if (!*this) {
+      return;
+    }
+    const rrt_status_t status = rrt_device_free(context_handle(), data());
+    clear();
     detail::check(status);
   }
 
  private:
   friend class Context;
   DeviceBuffer(std::shared_ptr<detail::ContextState> context, void *address, std::size_t bytes)
-      : context_(std::move(context)), address_(address), bytes_(bytes) {}
+      : DeviceMemory(std::move(context), address, bytes) {}
   void release() noexcept {
-    if (address_ != nullptr) {
-      (void)rrt_device_free(context_->handle(), address_);
-      address_ = nullptr;
-      context_.reset();
+    if (*this) {
+      (void)rrt_device_free(context_handle(), data());
+      clear();
     }
   }
-
-  std::shared_ptr<detail::ContextState> context_;
-  void *address_ = nullptr;
-  std::size_t bytes_ = 0;
 };
 
-inline Args &Args::device(const DeviceBuffer &buffer) {
-  return device(buffer.data(), buffer.size());
-}
+/* Device memory replayrt did not allocate (another library's: a PyTorch tensor's storage, an
+   RMM buffer), admitted as DEVICE tensor memory of the context for as long as this owner holds
+   it (rrt_device_register; CUDA contexts only). Runs and launches take it, captures record it
+   and replays check it like a DeviceBuffer. The memory stays its allocator's: keep it
+   allocated while registered. The registration ends when the owner is destroyed or by
+   unregister(); every graph that captured the memory is stale from then on
+   (RRT_ERR_STALE_ADDRESS at replay). Ending it does not wait for queued work: free the memory
+   only once the work that uses it is done. */
+class DeviceRegistration : public DeviceMemory {
+ public:
+  DeviceRegistration() = default;
+  ~DeviceRegistration() { release(); }
+  DeviceRegistration(const DeviceRegistration &) = delete;
+  DeviceRegistration &operator=(const DeviceRegistration &) = delete;
+  DeviceRegistration(DeviceRegistration &&other) noexcept = default;
+  DeviceRegistration &operator=(DeviceRegistration &&other) noexcept {
+    if (this != &other) {
+      release();
+      DeviceMemory::operator=(std::move(other));
+    }
+    return *this;
+  }
+
+  /* Ends the registration now and throws what rrt_device_unregister returns; the owner is
+     empty afterwards either way. */
+  void unregister() {
+    if (!*this) {
+      return;
+    }
+    const rrt_status_t status = rrt_device_unregister(context_handle(), data());
+    clear();
+    detail::check(status);
+  }
+
+ private:
+  friend class Context;
+  DeviceRegistration(std::shared_ptr<detail::ContextState> context, void *address,
+                     std::size_t bytes)
+      : DeviceMemory(std::move(context), address, bytes) {}
+  void release() noexcept {
+    if (*this) {
+      (void)rrt_device_unregister(context_handle(), data());
+      clear();
+    }
+  }
+};
 
 class Event {
  public:
@@ -374,13 +454,13 @@ class Stream {
   }
   /* Queued copies (rrt_memcpy_h2d / _d2h on this stream). Inside a capture they are recorded,
      and the host array must stay valid for every replay. */
-  void upload(const DeviceBuffer &destination, const void *source, std::size_t bytes,
+  void upload(const DeviceMemory &destination, const void *source, std::size_t bytes,
               std::size_t offset = 0) const {
     detail::check(rrt_memcpy_h2d(context_->handle(),
                                  static_cast<std::byte *>(destination.data()) + offset, source,
                                  bytes, handle_));
   }
-  void download(void *destination, const DeviceBuffer &source, std::size_t bytes,
+  void download(void *destination, const DeviceMemory &source, std::size_t bytes,
                 std::size_t offset = 0) const {
     detail::check(rrt_memcpy_d2h(context_->handle(), destination,
                                  static_cast<const std::byte *>(source.data()) + offset, bytes,
@@ -447,6 +527,13 @@ class Stream {
 
   /* Whether a capture this owner began (begin_capture or capture) is in progress. */
   bool capturing() const noexcept { return capturing_; }
+  /* The native stream behind this one (rrt_stream_native_handle; CUDA: its cudaStream_t, or
+     the one a wrapping stream wraps). RRT_ERR_UNSUPPORTED on the simulator. */
+  void *native_handle() const {
+    void *native = nullptr;
+    detail::check(rrt_stream_native_handle(handle_, &native));
+    return native;
+  }
   rrt_stream_t handle() const noexcept { return handle_; }
   explicit operator bool() const noexcept { return handle_ != nullptr; }
 
@@ -836,6 +923,23 @@ class Context {
     rrt_stream_t stream = nullptr;
     detail::check(rrt_stream_create(handle(), &stream));
     return {state_, stream};
+  }
+  /* A Stream over `native`, a stream the caller owns (rrt_stream_wrap_native; CUDA: a
+     cudaStream_t of the context's device, such as a torch.cuda.Stream's). `native` must
+     outlive the Stream, whose destruction never destroys it. RRT_ERR_UNSUPPORTED on the
+     simulator. */
+  Stream wrap_stream(void *native) {
+    rrt_stream_t stream = nullptr;
+    detail::check(rrt_stream_wrap_native(handle(), native, &stream));
+    return {state_, stream};
+  }
+  /* Admits [address, address + bytes), device memory of another allocator, as DEVICE tensor
+     memory while the returned owner holds it (rrt_device_register; see DeviceRegistration).
+     RRT_ERR_INVALID_ARGUMENT when the range overlaps memory the context tracks or is not
+     device memory of its device; RRT_ERR_UNSUPPORTED on the simulator. */
+  DeviceRegistration register_foreign(void *address, std::size_t bytes) {
+    detail::check(rrt_device_register(handle(), address, bytes));
+    return {state_, address, bytes};
   }
   Event event() {
     rrt_event_t event = nullptr;

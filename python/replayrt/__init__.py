@@ -12,6 +12,7 @@ from replayrt._replayrt import (  # noqa: F401  (re-exported)
     Event,
     Graph,
     Operand,
+    RegisteredArray,
     Run,
     Stream,
     Trace,

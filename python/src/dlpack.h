@@ -12,7 +12,7 @@ struct DLDevice {
   std::int32_t device_id;
 };
 struct DLDataType {
-  std::uint8_t code;  // kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4
+  std::uint8_t code;  // kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6
   std::uint8_t bits;
   std::uint16_t lanes;
 };
@@ -34,3 +34,8 @@ struct DLManagedTensor {
 
 inline constexpr std::int32_t kDLCPU = 1;
 inline constexpr std::int32_t kDLCUDA = 2;
+
+inline constexpr std::uint8_t kDLInt = 0;
+inline constexpr std::uint8_t kDLUInt = 1;
+inline constexpr std::uint8_t kDLFloat = 2;
+inline constexpr std::uint8_t kDLBool = 6;

@@ -1,8 +1,11 @@
 // The replayrt Python extension (_replayrt) over replayrt.hpp. Lifetimes: every Python object
 // that wraps an owner keeps what the C ABI needs alive for as long as it needs it. A stream
-// holds the host arrays of the work it has queued until synchronize(); a capture hands the
-// arrays of its work to its graph, which holds them for every replay.
+// holds the host arrays and device arrays of the work it has queued until synchronize(); a
+// capture hands the arrays of its work to its graph, which holds them for every replay. A
+// registered array holds its producer (and the DLPack tensor it took from it) for as long as it
+// lives, so that nothing queued or captured can reach freed memory.
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -78,6 +81,14 @@ rrt_direction_t direction_from_name(const std::string &name) {
   return enum_from_name(name, kNames, "a direction");
 }
 
+rrt_platform_t platform_from_name(const std::string &name) {
+  static constexpr std::array<std::pair<const char *, rrt_platform_t>, 2> kNames{{
+      {"sim", RRT_PLATFORM_SIM},
+      {"cuda", RRT_PLATFORM_CUDA},
+  }};
+  return enum_from_name(name, kNames, "a platform");
+}
+
 rrt_param_space_t space_from_name(const std::string &name) {
   static constexpr std::array<std::pair<const char *, rrt_param_space_t>, 3> kNames{{
       {"any", RRT_PARAM_SPACE_ANY},
@@ -95,14 +106,37 @@ struct PythonContext : rrt::Context {
   std::int32_t device_id;
 };
 
-// A device buffer with the shape and dtype numpy and DLPack need.
+// Device memory with the shape and dtype numpy and DLPack need: a buffer the context allocated
+// (Context.empty), or foreign memory it admitted (Context.register: a RegisteredArray, whose
+// memory is empty once the registration is closed).
 struct DeviceArray {
-  std::shared_ptr<rrt::DeviceBuffer> buffer;
+  std::shared_ptr<rrt::DeviceMemory> memory;
+  std::size_t bytes = 0;
   std::vector<std::int64_t> shape;
   py::dtype dtype;
   rrt_platform_t platform = RRT_PLATFORM_SIM;
   std::int32_t device_id = 0;
+
+  // The memory, which a closed registration no longer has (ValueError, as for a closed file).
+  const rrt::DeviceMemory &live() const {
+    if (!*memory) {
+      throw py::value_error(
+          "replayrt: the registered array is closed: its memory is no longer "
+          "the context's");
+    }
+    return *memory;
+  }
 };
+
+// Where DLPack says a device array's memory is: the CUDA device on CUDA; the host on the
+// simulator, whose device memory is host memory (CPU has the one device 0, whatever the
+// simulator context's device id).
+DLDevice dlpack_device(const DeviceArray &array) {
+  if (array.platform == RRT_PLATFORM_CUDA) {
+    return {kDLCUDA, array.device_id};
+  }
+  return {kDLCPU, 0};
+}
 
 // A prepared callable and what its arguments are checked against.
 struct PythonCallable {
@@ -141,7 +175,7 @@ PythonArgs convert_args(const PythonCallable &callable, const py::sequence &valu
   for (const py::handle value : values) {
     if (py::isinstance<DeviceArray>(value)) {
       const auto &array = value.cast<const DeviceArray &>();
-      out.args.device(*array.buffer);
+      out.args.device(array.live());
       out.keep_alive.append(value);
       ++param;
     } else if (py::isinstance<py::int_>(value)) {
@@ -163,8 +197,11 @@ PythonArgs convert_args(const PythonCallable &callable, const py::sequence &valu
 
 // A stream and the Python objects its queued work reads or writes.
 // Members are destroyed in reverse order: the stream first, which waits for its queued work,
-// and only then the objects that work reads or writes.
+// and only then the objects that work reads or writes, and last the native stream's owner
+// (Context.wrap_stream), which must outlive the wrapper.
 struct PythonStream {
+  // What a wrapped stream's handle came from, if an object (Context.wrap_stream).
+  py::object native_owner;
   py::list pending;   // until synchronize()
   py::list captured;  // since begin_capture()
   rrt::Stream stream;
@@ -192,9 +229,9 @@ struct PythonGraph {
 
 // A copy moves exactly the device array's bytes.
 void require_same_bytes(const py::array &host, const DeviceArray &device) {
-  if (static_cast<std::size_t>(host.nbytes()) != device.buffer->size()) {
+  if (static_cast<std::size_t>(host.nbytes()) != device.bytes) {
     throw py::value_error("replayrt: a copy needs a host array of exactly the device array's " +
-                          std::to_string(device.buffer->size()) + " bytes, not " +
+                          std::to_string(device.bytes) + " bytes, not " +
                           std::to_string(host.nbytes()));
   }
 }
@@ -236,11 +273,11 @@ struct CaptureScope {
   }
 };
 
-// What a DLPack capsule owns: the tensor it hands over, its shape, and the buffer.
+// What a DLPack capsule owns: the tensor it hands over, its shape, and the memory.
 struct DlpackExport {
   DLManagedTensor managed{};
   std::vector<std::int64_t> shape;
-  std::shared_ptr<rrt::DeviceBuffer> buffer;
+  std::shared_ptr<rrt::DeviceMemory> memory;
 };
 
 DLDataType dlpack_dtype(const py::dtype &dtype) {
@@ -249,16 +286,19 @@ DLDataType dlpack_dtype(const py::dtype &dtype) {
   out.lanes = 1;
   switch (dtype.kind()) {
     case 'f':
-      out.code = 2;
+      out.code = kDLFloat;
       break;
     case 'i':
-      out.code = 0;
+      out.code = kDLInt;
       break;
     case 'u':
-      out.code = 1;
+      out.code = kDLUInt;
+      break;
+    case 'b':
+      out.code = kDLBool;
       break;
     default:
-      throw py::type_error("replayrt: DLPack export needs an integer or floating dtype");
+      throw py::type_error("replayrt: DLPack export needs an integer, floating or bool dtype");
   }
   return out;
 }
@@ -266,10 +306,10 @@ DLDataType dlpack_dtype(const py::dtype &dtype) {
 py::capsule dlpack_capsule(const DeviceArray &array) {
   auto owned = std::make_unique<DlpackExport>();
   owned->shape = array.shape;
-  owned->buffer = array.buffer;
+  owned->memory = array.memory;
   DLTensor &tensor = owned->managed.dl_tensor;
-  tensor.data = array.buffer->data();
-  tensor.device = {array.platform == RRT_PLATFORM_CUDA ? kDLCUDA : kDLCPU, array.device_id};
+  tensor.data = array.live().data();
+  tensor.device = dlpack_device(array);
   tensor.ndim = static_cast<std::int32_t>(owned->shape.size());
   tensor.dtype = dlpack_dtype(array.dtype);
   tensor.shape = owned->shape.data();
@@ -290,6 +330,147 @@ py::capsule dlpack_capsule(const DeviceArray &array) {
   }
   (void)owned.release();
   return py::reinterpret_steal<py::capsule>(capsule);
+}
+
+// A DLPack tensor this module took from a producer's capsule (renamed "used_dltensor"): it is
+// this module's to hand back through its deleter.
+struct DlpackTensorDeleter {
+  void operator()(DLManagedTensor *managed) const {
+    if (managed->deleter != nullptr) {
+      managed->deleter(managed);
+    }
+  }
+};
+using TakenDlpackTensor = std::unique_ptr<DLManagedTensor, DlpackTensorDeleter>;
+
+// Foreign device memory a context admitted (Context.register): the producer, the DLPack tensor
+// taken from it, and the registration. The registration ends first; then the tensor and the
+// producer are let go of, under the GIL, which the last owner may not hold (a consumer of a
+// DLPack export of the registered array may drop it on any thread).
+struct ForeignMemory {
+  py::object producer;
+  TakenDlpackTensor tensor;
+  rrt::DeviceRegistration registration;
+
+  ForeignMemory() = default;
+  ForeignMemory(const ForeignMemory &) = delete;
+  ForeignMemory &operator=(const ForeignMemory &) = delete;
+  ForeignMemory(ForeignMemory &&) = delete;
+  ForeignMemory &operator=(ForeignMemory &&) = delete;
+  ~ForeignMemory() {
+    registration = rrt::DeviceRegistration();
+    const PyGILState_STATE gil = PyGILState_Ensure();
+    tensor.reset();
+    Py_XDECREF(producer.release().ptr());
+    PyGILState_Release(gil);
+  }
+};
+
+// A device array over foreign memory (Context.register). Its memory is the registration's.
+struct RegisteredArray : DeviceArray {
+  std::shared_ptr<ForeignMemory> foreign;
+};
+
+// The numpy dtype of a DLPack element type: signed and unsigned integers, floats and bools of
+// one lane.
+py::dtype dtype_from_dlpack(const DLDataType &type) {
+  std::string name;
+  bool known = type.lanes == 1;
+  switch (type.code) {
+    case kDLInt:
+    case kDLUInt:
+      name = type.code == kDLInt ? "int" : "uint";
+      known = known && (type.bits == 8 || type.bits == 16 || type.bits == 32 || type.bits == 64);
+      break;
+    case kDLFloat:
+      name = "float";
+      known = known && (type.bits == 16 || type.bits == 32 || type.bits == 64);
+      break;
+    case kDLBool:
+      name = "bool";
+      known = known && type.bits == 8;
+      break;
+    default:
+      known = false;
+  }
+  if (!known) {
+    throw py::type_error(
+        "replayrt: register takes tensors of integers, floats or bools of one "
+        "lane, not DLPack type code " +
+        std::to_string(type.code) + " of " + std::to_string(type.bits) + " bits and " +
+        std::to_string(type.lanes) + " lanes");
+  }
+  return py::dtype(type.code == kDLBool ? name : name + std::to_string(type.bits));
+}
+
+// The bytes of a C-contiguous DLPack tensor (compact row-major: no strides, or the strides of
+// one, extents of 1 aside); TypeError for any other layout.
+std::size_t contiguous_bytes(const DLTensor &tensor, std::size_t itemsize) {
+  std::size_t elements = 1;
+  std::int64_t expected_stride = 1;
+  for (std::int32_t dim = tensor.ndim - 1; dim >= 0; --dim) {
+    const std::int64_t extent = tensor.shape[dim];
+    if (extent < 0) {
+      throw py::value_error("replayrt: register got a DLPack tensor with a negative extent");
+    }
+    if (tensor.strides != nullptr && extent != 1 && tensor.strides[dim] != expected_stride) {
+      throw py::type_error(
+          "replayrt: register takes C-contiguous tensors only (make one with "
+          ".contiguous() or numpy.ascontiguousarray first)");
+    }
+    expected_stride *= extent;
+    elements *= static_cast<std::size_t>(extent);
+  }
+  return elements * itemsize;
+}
+
+// Context.register: `source`'s memory, taken through DLPack, admitted as DEVICE tensor memory.
+RegisteredArray register_foreign(PythonContext &ctx, const py::object &source) {
+  std::string what = py::str(py::type::handle_of(source).attr("__name__"));
+  if (!py::hasattr(source, "__dlpack__")) {
+    throw py::type_error(
+        "replayrt: register takes a DLPack producer (an object with __dlpack__, "
+        "such as a CUDA tensor of torch or CuPy), not " +
+        what);
+  }
+  if (py::hasattr(source, "__dlpack_device__")) {
+    what += " on DLPack device " + std::string(py::str(source.attr("__dlpack_device__")()));
+  }
+  const py::object capsule = source.attr("__dlpack__")();
+  if (PyCapsule_IsValid(capsule.ptr(), "dltensor") == 0) {
+    throw py::type_error(
+        "replayrt: register needs __dlpack__() to return an unused DLPack "
+        "capsule (named 'dltensor')");
+  }
+  auto *managed = static_cast<DLManagedTensor *>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
+  auto foreign = std::make_shared<ForeignMemory>();
+  // The tensor is this module's from here: the capsule no longer deletes it.
+  if (PyCapsule_SetName(capsule.ptr(), "used_dltensor") != 0) {
+    throw py::error_already_set();
+  }
+  foreign->tensor.reset(managed);
+  foreign->producer = source;
+
+  const DLTensor &tensor = managed->dl_tensor;
+  RegisteredArray array;
+  array.dtype = dtype_from_dlpack(tensor.dtype);
+  array.shape.assign(tensor.shape, tensor.shape + tensor.ndim);
+  array.bytes = contiguous_bytes(tensor, static_cast<std::size_t>(array.dtype.itemsize()));
+  void *address = static_cast<std::byte *>(tensor.data) + tensor.byte_offset;
+  try {
+    foreign->registration = ctx.register_foreign(address, array.bytes);
+  } catch (const rrt::Error &error) {
+    std::string message = "replayrt: register(" + what + "): ";
+    if (error.code() == RRT_ERR_UNSUPPORTED) {
+      message += "foreign memory is admitted on CUDA contexts only: ";
+    }
+    throw rrt::Error(error.detail(), message + error.what());
+  }
+  array.memory = std::shared_ptr<rrt::DeviceMemory>(foreign, &foreign->registration);
+  array.platform = ctx.platform;
+  array.device_id = ctx.device_id;
+  array.foreign = std::move(foreign);
+  return array;
 }
 
 py::dict stats_dict(const rrt_stats_t &stats) {
@@ -422,26 +603,50 @@ PYBIND11_MODULE(_replayrt, m) {
       .def_property_readonly("shape",
                              [](const DeviceArray &a) { return py::tuple(py::cast(a.shape)); })
       .def_property_readonly("dtype", [](const DeviceArray &a) { return a.dtype; })
-      .def_property_readonly("nbytes", [](const DeviceArray &a) { return a.buffer->size(); })
+      .def_property_readonly("nbytes", [](const DeviceArray &a) { return a.bytes; })
       .def("upload",
            [](const DeviceArray &a, const py::array &source) {
              const py::array contiguous = py::array::ensure(source, py::array::c_style);
-             if (static_cast<std::size_t>(contiguous.nbytes()) != a.buffer->size()) {
+             if (static_cast<std::size_t>(contiguous.nbytes()) != a.bytes) {
                throw py::value_error("replayrt: upload needs exactly the array's bytes");
              }
-             a.buffer->upload(contiguous.data(), a.buffer->size());
+             a.live().upload(contiguous.data(), a.bytes);
            })
       .def(
           "__dlpack__", [](const DeviceArray &a, const py::object &) { return dlpack_capsule(a); },
           py::arg("stream") = py::none())
       .def("__dlpack_device__",
            [](const DeviceArray &a) {
-             return py::make_tuple(a.platform == RRT_PLATFORM_CUDA ? kDLCUDA : kDLCPU, a.device_id);
+             const DLDevice device = dlpack_device(a);
+             return py::make_tuple(device.device_type, device.device_id);
            })
       .def("numpy", [](const DeviceArray &a) {
         py::array out(a.dtype, a.shape);
-        a.buffer->download(out.mutable_data(), a.buffer->size());
+        a.live().download(out.mutable_data(), a.bytes);
         return out;
+      });
+
+  py::class_<RegisteredArray, DeviceArray>(
+      m, "RegisteredArray",
+      "Foreign device memory admitted as DEVICE tensor memory of a CUDA context "
+      "(Context.register): a DeviceArray over the producer's memory, usable wherever one is. It "
+      "holds the producer until it is itself collected; graphs that captured it hold it for "
+      "their life. close() (or leaving `with`) ends the registration: graphs that captured it "
+      "are stale from then on (StaleAddressError at replay), and using it is a ValueError.")
+      .def(
+          "close", [](RegisteredArray &a) { a.foreign->registration.unregister(); },
+          "Ends the registration (rrt_device_unregister); closing again does nothing. It does "
+          "not wait for queued work: the producer stays held until this object is collected, "
+          "which streams and graphs that used it delay.")
+      .def_property_readonly("closed",
+                             [](const RegisteredArray &a) { return !a.foreign->registration; })
+      .def_property_readonly(
+          "source", [](const RegisteredArray &a) { return a.foreign->producer; },
+          "The producer whose memory this is.")
+      .def("__enter__", [](const py::object &self) { return self; })
+      .def("__exit__", [](RegisteredArray &a, const py::args & /*exception*/) {
+        a.foreign->registration.unregister();
+        return false;
       });
 
   py::class_<PythonRun>(m, "Run")
@@ -491,13 +696,21 @@ PYBIND11_MODULE(_replayrt, m) {
       .def("record", [](PythonStream &s, const rrt::Event &e) { s.stream.record(e); })
       .def("wait", [](PythonStream &s, const rrt::Event &e) { s.stream.wait(e); })
       .def("capture", [](const std::shared_ptr<PythonStream> &s) { return CaptureScope{s}; })
+      .def_property_readonly(
+          "native_handle",
+          [](const PythonStream &s) {
+            return reinterpret_cast<std::uintptr_t>(s.stream.native_handle());
+          },
+          "The native stream behind this one, as an int (CUDA: its cudaStream_t; a wrapped "
+          "stream's is the one it wraps), for another library to order its work with "
+          "replayrt's (torch.cuda.ExternalStream(handle)). UnsupportedError on the simulator.")
       .def(
           "upload",
           [](PythonStream &s, const py::object &destination, const py::object &source) {
             const auto &device = destination.cast<const DeviceArray &>();
             const py::array array = host_array(source, false, "an upload's source");
             require_same_bytes(array, device);
-            s.stream.upload(*device.buffer, array.data(), device.buffer->size());
+            s.stream.upload(device.live(), array.data(), device.bytes);
             s.hold(both(array, destination));
           },
           py::arg("destination"), py::arg("source"))
@@ -507,21 +720,30 @@ PYBIND11_MODULE(_replayrt, m) {
             const auto &device = source.cast<const DeviceArray &>();
             const py::array array = host_array(destination, true, "a download's destination");
             require_same_bytes(array, device);
-            s.stream.download(const_cast<void *>(array.data()), *device.buffer,
-                              device.buffer->size());
+            s.stream.download(const_cast<void *>(array.data()), device.live(), device.bytes);
             s.hold(both(array, source));
           },
           py::arg("destination"), py::arg("source"));
 
   py::class_<PythonContext>(m, "Context")
-      .def(py::init([](const std::string &platform, std::uint32_t workers, bool profiling) {
+      .def(py::init([](const std::string &platform, std::uint32_t workers, bool profiling,
+                       std::int32_t device) {
              rrt::ContextOptions options;
-             options.platform = platform == "cuda" ? RRT_PLATFORM_CUDA : RRT_PLATFORM_SIM;
+             options.platform = platform_from_name(platform);
              options.device_workers = workers;
              options.profiling = profiling;
+             options.device_id = device;
              return std::make_unique<PythonContext>(options);
            }),
-           py::arg("platform") = "sim", py::arg("workers") = 0, py::arg("profiling") = false)
+           py::arg("platform") = "sim", py::arg("workers") = 0, py::arg("profiling") = false,
+           py::arg("device") = 0,
+           "A context on `platform` ('sim' or 'cuda'); `device` is the CUDA device ordinal "
+           "(rrt_context_options_t.device_id).")
+      .def_property_readonly("platform",
+                             [](const PythonContext &ctx) {
+                               return ctx.platform == RRT_PLATFORM_CUDA ? "cuda" : "sim";
+                             })
+      .def_property_readonly("device", [](const PythonContext &ctx) { return ctx.device_id; })
       .def("program_init", &rrt::Context::program_init)
       .def(
           "kernel_init",
@@ -548,7 +770,8 @@ PYBIND11_MODULE(_replayrt, m) {
               bytes *= static_cast<std::size_t>(extent);
             }
             DeviceArray array;
-            array.buffer = std::make_shared<rrt::DeviceBuffer>(ctx.allocate(bytes));
+            array.memory = std::make_shared<rrt::DeviceBuffer>(ctx.allocate(bytes));
+            array.bytes = bytes;
             array.shape = shape;
             array.dtype = dtype;
             array.platform = ctx.platform;
@@ -556,12 +779,45 @@ PYBIND11_MODULE(_replayrt, m) {
             return array;
           },
           py::arg("shape"), py::arg("dtype") = "float32")
+      .def("register", &register_foreign, py::arg("source"),
+           "Admits a DLPack producer's device memory (an object with __dlpack__, such as a "
+           "torch CUDA tensor of this context's device) as DEVICE tensor memory: a "
+           "RegisteredArray (rrt_device_register). The tensor must be C-contiguous; its "
+           "producer's pending writes must be done, or ordered before replayrt's use, first. "
+           "UnsupportedError on the simulator; InvalidArgumentError for memory that is not "
+           "device memory of this device or that the context already tracks.")
       .def("stream",
            [](PythonContext &ctx) {
              auto stream = std::make_shared<PythonStream>();
              stream->stream = ctx.stream();
              return stream;
            })
+      .def(
+          "wrap_stream",
+          [](PythonContext &ctx, const py::object &native) {
+            auto stream = std::make_shared<PythonStream>();
+            std::uintptr_t handle = 0;
+            if (py::isinstance<py::int_>(native)) {
+              handle = native.cast<std::uintptr_t>();
+            } else if (py::hasattr(native, "cuda_stream")) {
+              handle = native.attr("cuda_stream").cast<std::uintptr_t>();
+              stream->native_owner = native;
+            } else {
+              throw py::type_error(
+                  "replayrt: wrap_stream takes a native stream: an int (a cudaStream_t) or an "
+                  "object with a cuda_stream attribute (torch.cuda.Stream), not " +
+                  std::string(py::str(py::type::handle_of(native).attr("__name__"))));
+            }
+            stream->stream = ctx.wrap_stream(reinterpret_cast<void *>(handle));
+            return stream;
+          },
+          py::arg("native"),
+          "A Stream over a native stream the caller owns (rrt_stream_wrap_native): an int "
+          "(a cudaStream_t of this context's device) or an object with a cuda_stream attribute "
+          "(torch.cuda.Stream), which the Stream then holds. Launches, copies, events, capture "
+          "and replay work on it as on ctx.stream(), ordered with the owner's work on the same "
+          "stream; dropping it never destroys the native stream, which must outlive it (an int "
+          "is not held). UnsupportedError on the simulator.")
       .def("event", &rrt::Context::event)
       .def("run",
            [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values) {

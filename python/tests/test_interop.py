@@ -81,3 +81,33 @@ def test_a_run_writes_a_cpu_torch_tensor_in_place_and_refuses_a_list():
     assert torch.equal(y, 2 * x)
     with pytest.raises(TypeError, match="without a copy"):
         ctx.run(callable_, [x, [0.0, 0.0, 0.0, 0.0]])
+
+
+def test_a_simulator_array_is_cpu_memory_to_dlpack_whatever_the_contexts_device_id():
+    ctx = replayrt.Context("sim", device=3)
+    assert (ctx.platform, ctx.device) == ("sim", 3)
+    ctx.program_init()
+    array = ctx.empty([4], "float32")
+    assert array.__dlpack_device__() == (1, 0)  # kDLCPU has the one device 0
+    assert np.from_dlpack(array).shape == (4,)  # numpy takes it
+
+
+def test_a_platform_name_is_checked():
+    with pytest.raises(ValueError, match="'sim', 'cuda'"):
+        replayrt.Context("gpu")
+
+
+def test_the_simulator_admits_no_foreign_memory():
+    ctx = replayrt.Context()
+    with pytest.raises(replayrt.UnsupportedError, match="CUDA contexts only"):
+        ctx.register(np.zeros(4, dtype=np.float32))
+    with pytest.raises(replayrt.UnsupportedError, match="CUDA contexts only"):
+        ctx.register(torch.zeros(4))
+
+
+def test_simulator_streams_have_no_native_handle_and_none_can_be_wrapped():
+    ctx = replayrt.Context()
+    with pytest.raises(replayrt.UnsupportedError, match="native"):
+        ctx.stream().native_handle
+    with pytest.raises(replayrt.UnsupportedError, match="native"):
+        ctx.wrap_stream(0x1234)
