@@ -10,13 +10,14 @@ python3-matplotlib.
 """
 
 import argparse
-import json
 import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend is chosen first)
+
+from trace_window import depths, load, overlaps, pick_window  # noqa: E402  (beside this file)
 
 LEVEL_HEIGHT = 0.8
 CATEGORY_COLORS = {"host": "#8da0cb", "work": "#b3a2c7", "launch": "#fdb462"}
@@ -32,38 +33,6 @@ def parse_args():
     return parser.parse_args()
 
 
-def load(path):
-    with open(path, encoding="utf-8") as file:
-        events = json.load(file)["traceEvents"]
-    names = {}
-    for event in events:
-        if event.get("ph") == "M" and event.get("name") == "thread_name":
-            names[(event["pid"], event["tid"])] = event["args"]["name"]
-    return [e for e in events if e.get("ph") == "X"], names
-
-
-def pick_window(slices, work_name):
-    works = [s for s in slices if s["cat"] == "work" and (work_name is None or
-                                                          s["name"] == work_name)]
-    if not works:
-        raise SystemExit(f"render-trace: no work slice named {work_name!r}")
-    work = min(works, key=lambda s: s["ts"])
-    margin = max(work["dur"] * 0.15, 1.0)
-    return work["ts"] - margin, work["ts"] + work["dur"] + margin
-
-
-def depths(track_slices):
-    """Each slice's nesting depth within its track."""
-    ordered = sorted(track_slices, key=lambda s: (s["ts"], -s["dur"]))
-    stack, depth = [], {}
-    for current in ordered:
-        while stack and stack[-1]["ts"] + stack[-1]["dur"] <= current["ts"]:
-            stack.pop()
-        depth[id(current)] = len(stack)
-        stack.append(current)
-    return depth
-
-
 def color_of(event, kernels):
     if event["cat"] != "task":
         return CATEGORY_COLORS.get(event["cat"], "#cccccc")
@@ -75,7 +44,7 @@ def color_of(event, kernels):
 
 def render(slices, names, window, out, title):
     start, end = window
-    visible = [s for s in slices if s["ts"] < end and s["ts"] + s["dur"] > start]
+    visible = [s for s in slices if overlaps(s, window)]
     tracks = sorted({(s["pid"], s["tid"]) for s in visible})
     figure, axes = plt.subplots(figsize=(12, 1.2 + 1.3 * len(tracks)))
     kernels = {}
@@ -111,7 +80,11 @@ def render(slices, names, window, out, title):
 def main():
     args = parse_args()
     slices, names = load(args.trace)
-    render(slices, names, pick_window(slices, args.work), args.out, args.title)
+    try:
+        window = pick_window(slices, args.work)
+    except LookupError as error:
+        raise SystemExit(f"render-trace: {error}") from None
+    render(slices, names, window, args.out, args.title)
     print(f"render-trace: wrote {args.out}")
     return 0
 
