@@ -350,7 +350,10 @@ bool SimStream::publish_locked(std::size_t count, bool records_event) {
     untaken_record_.store(true, std::memory_order_relaxed);
   }
   enqueued_.store(enqueued_.load(std::memory_order_relaxed) + count, std::memory_order_release);
-  return must_wake_executor_locked(records_event);
+  // The runner of a batch hands queued work on when the batch ends (the executor takes it next;
+  // a host thread wakes the executor in run_untaken_work), so a wake now would only send the
+  // executor back to its wait.
+  return !running_.load(std::memory_order_relaxed) && must_wake_executor_locked(records_event);
 }
 
 bool SimStream::must_wake_executor_locked(bool queue_records_event) const {
@@ -418,11 +421,13 @@ bool SimStream::wait_for_untaken_work() {
   if (!spin_until(untaken)) {
     return false;
   }
-  if (!host_driven_.load(std::memory_order_relaxed) ||
-      untaken_record_.load(std::memory_order_relaxed)) {
+  const auto records_event = [&] { return untaken_record_.load(std::memory_order_relaxed); };
+  if (!host_driven_.load(std::memory_order_relaxed) || records_event()) {
     return true;
   }
-  return !spin_until(all_taken, idle_.host_take_grace);
+  const auto all_taken_or_record = [&] { return all_taken() || records_event(); };
+  spin_until(all_taken_or_record, idle_.host_take_grace);
+  return !all_taken() || records_event();
 }
 
 void SimStream::park_locked(std::unique_lock<SpinMutex> &lock) {

@@ -43,7 +43,8 @@ struct ExecutorIdlePolicy {
 // destructor take untaken work the same way. The executor leaves work it sees for the
 // policy's host_take_grace before it takes it, so a host that synchronizes right after it
 // enqueues runs the work on its own thread without a hand-off; it does so only while the
-// stream is host-driven (below) and the untaken work records no event.
+// stream is host-driven (below) and the untaken work records no event (a record queued during
+// the grace ends it).
 //
 // The executor's idle policy: after a batch, or after a host thread took the work it was
 // waiting for, it spins for new work for up to kDefaultSpinBudget, then parks. Once a host
@@ -52,8 +53,9 @@ struct ExecutorIdlePolicy {
 // event record does not wake it (no system call on the enqueue path). An event record wakes
 // it, since host and device waits on events go through no stream call that could take the
 // work; so does query(), and so does a host thread that ends a batch with an event record
-// queued behind it. Work enqueued on a host-driven stream that nothing waits for through
-// the stream or an event therefore starts within host_driven_poll. The executor's taking
+// queued behind it (a record queued while a host thread runs a batch leaves the wake to that
+// thread). Work enqueued on a host-driven stream that nothing waits for through the stream or
+// an event therefore starts within host_driven_poll. The executor's taking
 // host_driven_executor_batches batches in a row, or host_driven_idle_polls polls in a row with
 // nothing queued, end host-driven mode; the executor then parks untimed, costs nothing while
 // idle, and the next enqueue wakes it.
@@ -151,7 +153,8 @@ class SimStream final : public Stream {
   // held, so record numbers follow queue order.
   static void bind_event_locked(SimOperation &operation);
   // Requires mutex_. Counts `count` newly queued operations; true when the executor must be
-  // woken (after unlocking): it parks untimed, or it parks timed and `records_event`.
+  // woken (after unlocking): no batch is running (its runner hands the work on when it ends),
+  // and the executor parks untimed, or parks timed and `records_event`.
   bool publish_locked(std::size_t count, bool records_event);
   // Requires mutex_. True when the executor is parked and must be woken for queued work: it
   // parks untimed, or it parks timed and the queued work records an event (which nothing but
@@ -172,8 +175,8 @@ class SimStream final : public Stream {
 
   void run_executor();
   // The executor's spin for work: true when it saw untaken work that it may take (at once, or
-  // when no host thread took it within the policy's host_take_grace); false after
-  // kDefaultSpinBudget without any.
+  // when no host thread took it within the policy's host_take_grace, or when an event record
+  // joined it during the grace); false after kDefaultSpinBudget without any.
   bool wait_for_untaken_work();
   // Requires mutex_ (held by `lock`). Parks the executor until there is queued work and no
   // runner, or the stream is stopping (the idle policy in the class comment).

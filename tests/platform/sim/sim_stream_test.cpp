@@ -136,33 +136,77 @@ TEST_F(SimStreamTest, WorkOnAHostDrivenStreamRunsWithoutASynchronize) {
   ASSERT_TRUE(stream.synchronize().is_ok());
 }
 
-// A host thread that runs a batch while an event record is queued behind it hands the record to
-// the executor when the batch ends: nothing else takes it, since waits on the event go through
-// no stream call. The executor's poll and its grace for the host are an hour here, so the record
-// completes only if the host wakes the executor; completion is polled with a generous liveness
-// bound (not a timing goal).
-TEST(SimStreamHandOffTest, AnEventRecordQueuedBehindAHostBatchRunsWhenTheBatchEnds) {
-  SimMemory memory;
+// An idle policy under which the executor of a host-driven stream waits for an hour: for its
+// poll, and for a host thread to take work it sees untaken.
+ExecutorIdlePolicy hour_long_idle_policy() {
   ExecutorIdlePolicy idle;
   idle.host_take_grace = std::chrono::hours(1);
   idle.host_driven_poll = std::chrono::hours(1);
-  SimStream stream(memory, {}, idle);
-  ASSERT_TRUE(synchronize_runs_a_launch_here(stream, std::chrono::milliseconds(1)));
-  // Long enough for an executor that the last launch woke to find the queue empty and park.
-  std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  Gate gate;
-  ASSERT_TRUE(gate.block(stream).is_ok());
-  std::thread host([&] { EXPECT_TRUE(stream.synchronize().is_ok()); });
-  gate.wait_until_entered();
-  SimEvent event;
-  EXPECT_TRUE(stream.record_event(event).is_ok());
-  gate.open();
-  host.join();
+  return idle;
+}
+
+// Polls `event` until it completes or a generous liveness bound (not a timing goal) passes.
+bool completes(const SimEvent &event) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (!event.query() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
-  EXPECT_TRUE(event.query());
+  return event.query();
+}
+
+// A host thread that runs a batch while an event record is queued behind it hands the record to
+// the executor when the batch ends: nothing else takes it, since waits on the event go through
+// no stream call. Under an hour-long poll and grace, the record completes only if the host
+// wakes the parked executor. An executor still awake when the batch ends takes the record
+// without being woken, and a loaded machine can delay its parking past the settling sleep; the
+// scenario therefore runs on 20 fresh streams, each of which must complete its record.
+TEST(SimStreamHandOffTest, AnEventRecordQueuedBehindAHostBatchRunsWhenTheBatchEnds) {
+  SimMemory memory;
+  for (int round = 0; round < 20; ++round) {
+    SCOPED_TRACE(round);
+    SimStream stream(memory, {}, hour_long_idle_policy());
+    ASSERT_TRUE(synchronize_runs_a_launch_here(stream, std::chrono::milliseconds(1)));
+    // Long enough for an executor that the last launch woke to find the queue empty and park.
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    Gate gate;
+    ASSERT_TRUE(gate.block(stream).is_ok());
+    std::thread host([&] { EXPECT_TRUE(stream.synchronize().is_ok()); });
+    gate.wait_until_entered();
+    SimEvent event;
+    EXPECT_TRUE(stream.record_event(event).is_ok());
+    gate.open();
+    host.join();
+    ASSERT_TRUE(completes(event));
+  }
+}
+
+// On a host-driven stream the executor leaves untaken work for a host thread to take, but not
+// once an event record joins that work: nothing but the executor takes the record. The executor
+// takes a gate and a record (the record wakes it), a launch is queued behind them, and a second
+// record follows once the executor, done with the gate, waits out its hour-long grace for the
+// launch; no host thread synchronizes.
+TEST(SimStreamHandOffTest, AnEventRecordEndsTheExecutorsGraceForTheHost) {
+  SimMemory memory;
+  SimStream stream(memory, {}, hour_long_idle_policy());
+  ASSERT_TRUE(synchronize_runs_a_launch_here(stream, std::chrono::milliseconds(1)));
+  Gate gate;
+  ASSERT_TRUE(gate.block(stream).is_ok());
+  SimEvent gate_passed;
+  ASSERT_TRUE(stream.record_event(gate_passed).is_ok());
+  gate.wait_until_entered();
+  std::atomic<bool> ran{false};
+  LaunchRequest request;
+  request.entry = &testing::set_flag_entry;
+  request.entry_context = &ran;
+  ASSERT_TRUE(stream.enqueue_launch(request).is_ok());
+  gate.open();
+  ASSERT_TRUE(completes(gate_passed));
+  // Long enough for the executor to end the gate's batch and start its grace for the launch.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  SimEvent after_launch;
+  ASSERT_TRUE(stream.record_event(after_launch).is_ok());
+  EXPECT_TRUE(completes(after_launch));
+  EXPECT_TRUE(ran.load(std::memory_order_acquire));
 }
 
 TEST_F(SimStreamTest, CopiesAndMemsetRoundTripThroughDeviceMemory) {
