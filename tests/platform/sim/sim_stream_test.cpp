@@ -122,7 +122,7 @@ TEST_F(SimStreamTest, WorkOnAHostDrivenStreamRunsWithoutASynchronize) {
   const bool host_driven = synchronize_runs_a_launch_here(stream, std::chrono::milliseconds(0));
   ASSERT_TRUE(host_driven);
   // Long enough for the executor to give up spinning and park.
-  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
   std::atomic<bool> ran{false};
   LaunchRequest request;
   request.entry = &testing::set_flag_entry;
