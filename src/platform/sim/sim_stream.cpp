@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "common/format.h"
+#include "platform/sim/prefetch_for_write.h"
 #include "platform/sim/sim_event.h"
 #include "platform/sim/spin_wait.h"
 
@@ -270,6 +271,7 @@ Status SimStream::submit(SimOperation operation, std::span<const DeviceRange> ra
     queue_.push_back(std::move(operation));
     bind_event_locked(queue_.back());
     wake = publish_locked(1, queue_.back().kind == SimOperation::Kind::kRecordEvent);
+    prefetch_next_slot_locked();
   }
   if (wake) {
     wake_.notify_one();
@@ -354,6 +356,12 @@ bool SimStream::publish_locked(std::size_t count, bool records_event) {
   // a host thread wakes the executor in run_untaken_work), so a wake now would only send the
   // executor back to its wait.
   return !running_.load(std::memory_order_relaxed) && must_wake_executor_locked(records_event);
+}
+
+void SimStream::prefetch_next_slot_locked() const noexcept {
+  if (queue_.size() < queue_.capacity()) {
+    prefetch_for_write(queue_.data() + queue_.size(), sizeof(SimOperation));
+  }
 }
 
 bool SimStream::must_wake_executor_locked(bool queue_records_event) const {

@@ -156,6 +156,11 @@ class SimStream final : public Stream {
   // woken (after unlocking): no batch is running (its runner hands the work on when it ends),
   // and the executor parks untimed, or parks timed and `records_event`.
   bool publish_locked(std::size_t count, bool records_event);
+  // Requires mutex_. Prefetches for write the queue slot the next enqueue fills, when the queue
+  // has room for it: the queue's storage alternates with the executor's batch, so the executor
+  // read those cache lines last, and an enqueue that writes them stalls on fetching each one
+  // unless the fetch started at the previous enqueue.
+  void prefetch_next_slot_locked() const noexcept;
   // Requires mutex_. True when the executor is parked and must be woken for queued work: it
   // parks untimed, or it parks timed and the queued work records an event (which nothing but
   // the executor takes; see the class comment).
