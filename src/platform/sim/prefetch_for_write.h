@@ -1,5 +1,5 @@
 // A write-intent prefetch: the hint a producer gives the CPU before it writes memory that
-// another core wrote last, so the coherence round trip for each cache line overlaps the
+// another core read or wrote last, so the coherence round trip for each cache line overlaps the
 // producer's other work instead of stalling its stores.
 #pragma once
 
