@@ -1,16 +1,19 @@
-// The simulator's fixed costs next to oneTBB's flow graph on the same task bodies, in one
-// process with the two registered side by side: a one-task replay, the same after a 1 ms idle
-// gap, the time from the replay call to its first task's start, and tiny-task chains and
-// fan-outs of 4096 tasks, each on 1 and 2 workers. Names: contention/<case>/<runtime>/w<W>,
-// runtime `replayrt` or `tbb` (the limit). Every benchmark reports `cores`: the process's CPU
-// time (every thread, getrusage) over the loop's wall-clock time, so a runtime whose idle
-// threads spin shows more than one core busy.
+// The simulator's fixed costs next to oneTBB's flow graph and Taskflow on the same task bodies,
+// in one process with the runtimes registered side by side: a one-task replay, the same after a
+// 1 ms idle gap, the time from the replay call to its first task's start, and tiny-task chains
+// and fan-outs of 4096 tasks, each on 1 and 2 workers. Names: contention/<case>/<runtime>/w<W>,
+// runtime `replayrt`, `tbb` or `taskflow` (the best of the last two is the limit). Taskflow is
+// compiled in only when the build found its headers (REPLAYRT_BENCH_TASKFLOW, from
+// scripts/fetch-taskflow.sh); without them the program says so on stderr. Every benchmark
+// reports `cores`: the process's CPU time (every thread, getrusage) over the loop's wall-clock
+// time, so a runtime whose idle threads spin shows more than one core busy.
 //
 // RRT_BENCH_CPU_HOGS=N starts N child processes that spin for the program's lifetime, the
 // calibrated load of a shared machine; every benchmark then reports `hogs` = N.
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -26,6 +29,10 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+
+#ifdef REPLAYRT_BENCH_TASKFLOW
+#include <taskflow/taskflow.hpp>
+#endif
 
 #include "bench_support.h"
 
@@ -194,6 +201,31 @@ class TbbGraph {
   std::vector<Node> nodes_;
 };
 
+#ifdef REPLAYRT_BENCH_TASKFLOW
+// The same graph as a Taskflow taskflow on an executor of `workers` threads, run by
+// Executor::run and waited for on the caller's thread, as the simulator's host waits.
+class TaskflowGraph {
+ public:
+  TaskflowGraph(unsigned workers, Shape shape, std::uint32_t tasks, FirstTask *first)
+      : executor_(workers) {
+    std::vector<tf::Task> nodes;
+    nodes.reserve(tasks);
+    for (std::uint32_t t = 0; t < tasks; ++t) {
+      nodes.push_back(taskflow_.emplace([first] { stamping_kernel(nullptr, first); }));
+      if (shape == Shape::kChain && t > 0) {
+        nodes[t - 1].precede(nodes[t]);
+      }
+    }
+  }
+
+  void run() { executor_.run(taskflow_).wait(); }
+
+ private:
+  tf::Executor executor_;
+  tf::Taskflow taskflow_;
+};
+#endif
+
 // Back-to-back runs; per-task time when tasks > 1.
 template <class Graph>
 void back_to_back(benchmark::State &state, unsigned workers, Shape shape, std::uint32_t tasks) {
@@ -270,6 +302,13 @@ int main(int argc, char **argv) {
   const replayrt::bench::CpuHogs hogs(replayrt::bench::hog_count());
   replayrt::bench::register_runtime<replayrt::bench::ReplayrtGraph>("replayrt");
   replayrt::bench::register_runtime<replayrt::bench::TbbGraph>("tbb");
+#ifdef REPLAYRT_BENCH_TASKFLOW
+  replayrt::bench::register_runtime<replayrt::bench::TaskflowGraph>("taskflow");
+#else
+  std::fputs("contention_bench: Taskflow is not compared; scripts/fetch-taskflow.sh puts it where "
+             "the build finds it\n",
+             stderr);
+#endif
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
