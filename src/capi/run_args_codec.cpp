@@ -1,5 +1,6 @@
 #include "capi/run_args_codec.h"
 
+#include <new>
 #include <span>
 
 #include "capi/validate.h"
@@ -31,19 +32,24 @@ Status DecodedRunArgs::decode(const rrt_run_args_t *args) {
                           args->num_tensors, Callable::kMaxParams));
   }
   const std::span<const rrt_tensor_arg_t> given(args->tensors, args->num_tensors);
-  std::span<TensorArg> decoded(inline_.data(), given.size());
-  if (given.size() > inline_.size()) {
+  std::byte *storage = inline_;
+  if (given.size() > kInlineTensors) {
     spilled_.resize(given.size());
-    decoded = spilled_;
+    storage = reinterpret_cast<std::byte *>(spilled_.data());
   }
+  TensorArg *first = nullptr;
   for (std::size_t i = 0; i < given.size(); ++i) {
     const std::int32_t space = raw_enum(given[i].space);
     if (space != RRT_SPACE_HOST && space != RRT_SPACE_DEVICE) {
       return invalid(format("tensor %zu: unknown address space %d", i, space));
     }
-    decoded[i] = TensorArg{given[i].addr, given[i].bytes, static_cast<rrt_address_space_t>(space)};
+    TensorArg *decoded = ::new (storage + i * sizeof(TensorArg))
+        TensorArg{given[i].addr, given[i].bytes, static_cast<rrt_address_space_t>(space)};
+    if (i == 0) {
+      first = decoded;
+    }
   }
-  tensors_ = decoded;
+  tensors_ = std::span<const TensorArg>(first, given.size());
   scalars_ = std::span(args->scalars, args->num_scalars);
   return Status::ok();
 }

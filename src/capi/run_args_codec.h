@@ -1,7 +1,6 @@
 // Decoding a caller's rrt_run_args_t into the core's RunArgsView.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <vector>
 
@@ -36,7 +35,10 @@ class DecodedRunArgs {
   RunArgsView view() const noexcept { return RunArgsView{tensors_, scalars_}; }
 
  private:
-  std::array<TensorArg, kInlineTensors> inline_{};
+  // Storage for up to kInlineTensors decoded tensors, left uninitialized: a launch decodes
+  // into it on every call, and zeroing it cost as much as the decoding. decode() creates each
+  // element that tensors_ covers.
+  alignas(TensorArg) std::byte inline_[kInlineTensors * sizeof(TensorArg)];
   std::vector<TensorArg> spilled_;
   std::span<const TensorArg> tensors_;
   std::span<const std::uint64_t> scalars_;

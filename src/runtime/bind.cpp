@@ -1,6 +1,6 @@
 #include "runtime/bind.h"
 
-#include <cstring>
+#include <new>
 
 #include "common/align.h"
 #include "platform/launch/invocation_header.h"
@@ -61,14 +61,15 @@ void encode_invocation(const BindRequest &request, ExecutionMode mode, const voi
   const std::size_t bytes = invocation_bytes(tensors, scalars);
   out->invocation.resize(bytes / sizeof(std::uint64_t));
   out->invocation_bytes = bytes;
-  InvocationHeader header{};
-  header.mode = static_cast<std::uint32_t>(mode);
-  header.callable_id = request.callable_id;
-  header.generation = request.generation;
-  header.payload_bytes = bytes - sizeof(InvocationHeader);
-  header.tensor_count = static_cast<std::int32_t>(tensors);
-  header.scalar_count = static_cast<std::int32_t>(scalars);
-  std::memcpy(out->invocation.data(), &header, sizeof header);
+  // Built in place: a header assembled on the stack and copied over reloaded its own fresh
+  // stores, which the processor could not forward (a stall on every launch).
+  ::new (static_cast<void *>(out->invocation.data())) InvocationHeader{
+      .mode = static_cast<std::uint32_t>(mode),
+      .callable_id = request.callable_id,
+      .generation = request.generation,
+      .payload_bytes = bytes - sizeof(InvocationHeader),
+      .tensor_count = static_cast<std::int32_t>(tensors),
+      .scalar_count = static_cast<std::int32_t>(scalars)};
   std::uint64_t *words = out->invocation.data() + sizeof(InvocationHeader) / sizeof(std::uint64_t);
   words[0] = reinterpret_cast<std::uint64_t>(image);
   words[1] = 0;
