@@ -159,6 +159,12 @@ class Device {
   // The index of the first range that does not lie inside one live allocation, or
   // ranges.size() when all do. A backend may answer for the whole batch at once.
   virtual std::size_t first_range_outside_allocations(std::span<const AddressRange> ranges) const;
+  // What free_epoch() returns on a backend that does not count frees.
+  static constexpr std::uint64_t kUntrackedFreeEpoch = UINT64_MAX;
+  // A count that advances before any call that ends an allocation (free, unregister_foreign)
+  // returns, so a caller that read the same value before and after a check of live ranges knows
+  // no allocation ended in between. Read without a lock. Default: kUntrackedFreeEpoch, always.
+  virtual std::uint64_t free_epoch() const noexcept { return kUntrackedFreeEpoch; }
   virtual MemoryCounters memory_counters() const = 0;
 
   virtual Status create_stream(std::unique_ptr<Stream> *out) = 0;

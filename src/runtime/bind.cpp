@@ -63,13 +63,13 @@ void encode_invocation(const BindRequest &request, ExecutionMode mode, const voi
   out->invocation_bytes = bytes;
   // Built in place: a header assembled on the stack and copied over reloaded its own fresh
   // stores, which the processor could not forward (a stall on every launch).
-  ::new (static_cast<void *>(out->invocation.data())) InvocationHeader{
-      .mode = static_cast<std::uint32_t>(mode),
-      .callable_id = request.callable_id,
-      .generation = request.generation,
-      .payload_bytes = bytes - sizeof(InvocationHeader),
-      .tensor_count = static_cast<std::int32_t>(tensors),
-      .scalar_count = static_cast<std::int32_t>(scalars)};
+  ::new (static_cast<void *>(out->invocation.data()))
+      InvocationHeader{.mode = static_cast<std::uint32_t>(mode),
+                       .callable_id = request.callable_id,
+                       .generation = request.generation,
+                       .payload_bytes = bytes - sizeof(InvocationHeader),
+                       .tensor_count = static_cast<std::int32_t>(tensors),
+                       .scalar_count = static_cast<std::int32_t>(scalars)};
   std::uint64_t *words = out->invocation.data() + sizeof(InvocationHeader) / sizeof(std::uint64_t);
   words[0] = reinterpret_cast<std::uint64_t>(image);
   words[1] = 0;

@@ -10,7 +10,7 @@ Status KernelLauncher::launch(std::int32_t callable_id, const CallableTable::Rec
   // The arguments are checked under the admission lock, so a free of a tensor's buffer comes
   // wholly before or after the launch.
   const std::lock_guard<std::mutex> lock(order_.mutex());
-  RRT_RETURN_IF_ERROR(validate_run_args(*record.callable, args, device_));
+  RRT_RETURN_IF_ERROR(validate_run_args(*record.callable, args, device_, &validated_ranges_));
   const bool capturing = caller.is_capturing();
   const auto tasks = static_cast<std::uint32_t>(record.callable->tasks().size());
   BindRequest request = bind_request(callable_id, record, args);

@@ -12,6 +12,7 @@
 #include "runtime/callable_table.h"
 #include "runtime/launch_order.h"
 #include "runtime/launch_profile.h"
+#include "runtime/validated_device_ranges.h"
 
 namespace replayrt {
 
@@ -62,6 +63,11 @@ class KernelLauncher {
   LaunchOrder &order_;
   // Under the launch order's lock.
   BoundRun scratch_;
+  // Under the launch order's lock: the DEVICE tensors of the last launch whose arguments
+  // passed, which the next launch with the same tensors need not look up again while nothing
+  // was freed. rrt_device_free takes the same lock, so a free comes wholly before a launch
+  // (which then sees the epoch it advanced) or after it.
+  ValidatedDeviceRanges validated_ranges_;
   // Under the launch order's lock, with profiling: per capturing stream, the task records
   // its captured launches hold (the next one's profile_offset; with
   // each_launch_from_the_first_record_, the last launch's tasks); and how many records the

@@ -27,7 +27,8 @@ Status device_tensor_error(std::size_t index, const TensorArg &arg, const Device
 
 }  // namespace
 
-Status validate_run_args(const Callable &callable, const RunArgsView &args, const Device &device) {
+Status validate_run_args(const Callable &callable, const RunArgsView &args, const Device &device,
+                         ValidatedDeviceRanges *validated) {
   const auto params = callable.params();
   if (args.tensors.size() != params.size()) {
     return Status::error(RRT_ERR_INVALID_ARGUMENT,
@@ -39,6 +40,9 @@ Status validate_run_args(const Callable &callable, const RunArgsView &args, cons
                          format("the callable takes %u scalars, the run passes %zu",
                                 callable.num_scalars(), args.scalars.size()));
   }
+  // Read before the lookups, so a free during them makes the next call look up again.
+  const std::uint64_t epoch = device.free_epoch();
+  const bool known_live = validated != nullptr && validated->covers(args.tensors, epoch);
   // The DEVICE tensors are checked against the device's allocations in batches.
   constexpr std::size_t kBatch = 16;
   std::array<AddressRange, kBatch> ranges;
@@ -73,7 +77,7 @@ Status validate_run_args(const Callable &callable, const RunArgsView &args, cons
                                   static_cast<unsigned long long>(arg.bytes),
                                   static_cast<unsigned long long>(params[i].bytes)));
     }
-    if (arg.space == RRT_SPACE_DEVICE) {
+    if (arg.space == RRT_SPACE_DEVICE && !known_live) {
       ranges[pending] = AddressRange{arg.addr, arg.bytes};
       indices[pending] = i;
       if (++pending == kBatch) {
@@ -83,6 +87,9 @@ Status validate_run_args(const Callable &callable, const RunArgsView &args, cons
   }
   if (pending != 0) {
     RRT_RETURN_IF_ERROR(check_pending());
+  }
+  if (validated != nullptr && !known_live) {
+    validated->remember(args.tensors, epoch);
   }
   return Status::ok();
 }

@@ -8,6 +8,7 @@
 #include "platform/device.h"
 #include "runtime/bound_run.h"
 #include "runtime/callable.h"
+#include "runtime/validated_device_ranges.h"
 
 namespace replayrt {
 
@@ -15,8 +16,11 @@ namespace replayrt {
 // parameter, each with the parameter's exact byte size, the declared address space for a HOST
 // or DEVICE parameter and a non-null address; every DEVICE tensor lies inside
 // one live allocation of `device`; and there is one scalar per declared scalar. Touches no
-// state.
-Status validate_run_args(const Callable &callable, const RunArgsView &args, const Device &device);
+// state but `*validated`, when given: the DEVICE ranges it covers at the device's current free
+// epoch are not looked up again, and ranges that pass the lookup are remembered in it. The
+// caller serializes the calls that share one `*validated`.
+Status validate_run_args(const Callable &callable, const RunArgsView &args, const Device &device,
+                         ValidatedDeviceRanges *validated = nullptr);
 
 // The live allocation each DEVICE tensor of `args` lies in, in tensor order; `args` passed
 // validate_run_args on `device`. A run records them when it is prepared and checks them when it

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <thread>
 
 #include <replayrt/replayrt.h>
@@ -156,6 +157,21 @@ TEST_F(DeviceFreeOrderingTest, AKernelLaunchRacingTheFreeRunsBeforeItOrIsRefused
   init(RRT_MODE_KERNEL);
   EXPECT_EQ(free_input_while([&] { return rrt_kernel_launch(ctx_, callable_, &args_, stream_); }),
             RRT_ERR_INVALID_ARGUMENT);
+}
+
+TEST_F(DeviceFreeOrderingTest,
+       AKernelLaunchWithTheArgumentsOfAnAcceptedOneIsRefusedOnceATensorIsFreed) {
+  init(RRT_MODE_KERNEL);
+  ASSERT_EQ(rrt_kernel_launch(ctx_, callable_, &args_, stream_), RRT_OK);
+  ASSERT_EQ(rrt_kernel_launch(ctx_, callable_, &args_, stream_), RRT_OK);
+  ASSERT_EQ(rrt_stream_synchronize(stream_), RRT_OK);
+  ASSERT_EQ(rrt_device_free(ctx_, in_), RRT_OK);
+  in_ = nullptr;
+
+  EXPECT_EQ(rrt_kernel_launch(ctx_, callable_, &args_, stream_), RRT_ERR_INVALID_ARGUMENT);
+  const std::string message = replayrt::testing::last_error().message;
+  EXPECT_NE(message.find("not inside a live device allocation"), std::string::npos) << message;
+  EXPECT_EQ(rrt_stream_synchronize(stream_), RRT_OK) << "the refused launch enqueued nothing";
 }
 
 TEST_F(DeviceFreeOrderingTest, ARunLaunchRacingTheFreeRunsBeforeItOrIsRefused) {

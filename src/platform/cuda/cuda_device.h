@@ -73,6 +73,7 @@ class CudaDevice final : public Device {
   Status memset(void *dst, int value, std::size_t bytes) override;
   std::optional<AllocationInfo> find_allocation(const void *address) const override;
   std::size_t first_range_outside_allocations(std::span<const AddressRange> ranges) const override;
+  std::uint64_t free_epoch() const noexcept override { return table_.free_epoch(); }
   MemoryCounters memory_counters() const override;
   Status create_stream(std::unique_ptr<Stream> *out) override;
   Status wrap_native_stream(void *native_stream, std::unique_ptr<Stream> *out) override;
@@ -85,7 +86,6 @@ class CudaDevice final : public Device {
   const CudaApi &api() const noexcept { return api_; }
   // Makes the device current on the calling thread.
   Status make_current() const;
-  std::uint64_t free_epoch() const noexcept { return table_.free_epoch(); }
   // Runs fn(table) under the table lock.
   template <typename Fn>
   auto with_table(Fn fn) const {

@@ -32,6 +32,7 @@ class SimDevice final : public Device {
   Status memset(void *dst, int value, std::size_t bytes) override;
   std::optional<AllocationInfo> find_allocation(const void *address) const override;
   std::size_t first_range_outside_allocations(std::span<const AddressRange> ranges) const override;
+  std::uint64_t free_epoch() const noexcept override { return memory_.free_epoch(); }
   MemoryCounters memory_counters() const override;
   // RRT_ERR_INVALID_ARGUMENT for a null `out`; RRT_ERR_INTERNAL when the executor thread cannot
   // be started.
