@@ -4,8 +4,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -39,6 +41,25 @@ TEST_F(DeviceRuntimeTest, RunsAChainFromDeviceMemory) {
   for (std::size_t i = 0; i < 8; ++i) {
     EXPECT_FLOAT_EQ(out[i], 4.0F * in[i]);
   }
+}
+
+// An executable another executor prepared (here: a type the simulator does not know).
+class ForeignExecutable final : public PreparedExecutable {};
+
+TEST_F(DeviceRuntimeTest, AnExecutableAnotherExecutorPreparedIsRefusedAndNothingIsEnqueued) {
+  DeviceRuntime runtime(kernels_, 1);
+  std::unique_ptr<Stream> stream;
+  ASSERT_TRUE(device_.create_stream(&stream).is_ok());
+  const ForeignExecutable foreign;
+  const std::byte invocation[8]{};
+  LaunchBinding binding;
+  binding.invocation = invocation;
+  const Status refused = runtime.enqueue(*stream, foreign, binding);
+  EXPECT_EQ(refused.code(), RRT_ERR_INVALID_ARGUMENT) << refused.message();
+  EXPECT_NE(refused.message().find("another executor prepared"), std::string::npos)
+      << refused.message();
+  const Status drained = stream->synchronize();
+  EXPECT_TRUE(drained.is_ok()) << "the refused launch reached the stream: " << drained.message();
 }
 
 TEST_F(DeviceRuntimeTest, WorkerCountDoesNotChangeResults) {
