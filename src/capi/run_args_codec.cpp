@@ -49,8 +49,8 @@ Status DecodedRunArgs::decode(const rrt_run_args_t *args) {
       first = decoded;
     }
   }
-  tensors_ = std::span<const TensorArg>(first, given.size());
-  scalars_ = std::span(args->scalars, args->num_scalars);
+  view_ = RunArgsView{std::span<const TensorArg>(first, given.size()),
+                      std::span(args->scalars, args->num_scalars)};
   return Status::ok();
 }
 

@@ -32,16 +32,16 @@ class DecodedRunArgs {
   Status decode(const rrt_run_args_t *args);
 
   // The decoded arguments; valid while this object lives and the caller's scalars do.
-  RunArgsView view() const noexcept { return RunArgsView{tensors_, scalars_}; }
+  const RunArgsView &view() const noexcept { return view_; }
 
  private:
   // Storage for up to kInlineTensors decoded tensors, left uninitialized: a launch decodes
   // into it on every call, and zeroing it cost as much as the decoding. decode() creates each
-  // element that tensors_ covers.
+  // element that view_ covers.
   alignas(TensorArg) std::byte inline_[kInlineTensors * sizeof(TensorArg)];
   std::vector<TensorArg> spilled_;
-  std::span<const TensorArg> tensors_;
-  std::span<const std::uint64_t> scalars_;
+  // view() hands out a reference to it, so a call passes the arguments on without a copy.
+  RunArgsView view_;
 };
 
 }  // namespace replayrt::capi

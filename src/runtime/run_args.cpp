@@ -25,6 +25,63 @@ Status device_tensor_error(std::size_t index, const TensorArg &arg, const Device
                               reinterpret_cast<const void *>(owner->base)));
 }
 
+// The checks of tensor `index` against its parameter that need no device lookup.
+Status check_tensor(std::size_t index, const TensorArg &arg, const TensorLayout &param) {
+  const rrt_param_space_t declared = param.space;
+  if ((declared == RRT_PARAM_SPACE_HOST && arg.space != RRT_SPACE_HOST) ||
+      (declared == RRT_PARAM_SPACE_DEVICE && arg.space != RRT_SPACE_DEVICE)) {
+    const bool host = declared == RRT_PARAM_SPACE_HOST;
+    return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                         format("tensor %zu: param %zu is declared %s, the run passes a %s "
+                                "tensor",
+                                index, index, host ? "HOST" : "DEVICE", host ? "DEVICE" : "HOST"));
+  }
+  if (arg.addr == nullptr) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT, format("tensor %zu: null address", index));
+  }
+  if (arg.bytes != param.bytes) {
+    return Status::error(RRT_ERR_INVALID_ARGUMENT,
+                         format("tensor %zu: %llu bytes, the parameter has %llu", index,
+                                static_cast<unsigned long long>(arg.bytes),
+                                static_cast<unsigned long long>(param.bytes)));
+  }
+  return Status::ok();
+}
+
+// check_tensor for every tensor, and the DEVICE tensors against the device's allocations, in
+// batches, each batch once its tensors passed check_tensor.
+Status check_tensors_and_look_up(std::span<const TensorLayout> params, const RunArgsView &args,
+                                 const Device &device) {
+  constexpr std::size_t kBatch = 16;
+  std::array<AddressRange, kBatch> ranges;
+  std::array<std::size_t, kBatch> indices;
+  std::size_t pending = 0;
+  const auto check_pending = [&]() -> Status {
+    const std::size_t outside =
+        device.first_range_outside_allocations(std::span(ranges.data(), pending));
+    if (outside != pending) {
+      return device_tensor_error(indices[outside], args.tensors[indices[outside]], device);
+    }
+    pending = 0;
+    return Status::ok();
+  };
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const TensorArg &arg = args.tensors[i];
+    RRT_RETURN_IF_ERROR(check_tensor(i, arg, params[i]));
+    if (arg.space == RRT_SPACE_DEVICE) {
+      ranges[pending] = AddressRange{arg.addr, arg.bytes};
+      indices[pending] = i;
+      if (++pending == kBatch) {
+        RRT_RETURN_IF_ERROR(check_pending());
+      }
+    }
+  }
+  if (pending != 0) {
+    RRT_RETURN_IF_ERROR(check_pending());
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Status validate_run_args(const Callable &callable, const RunArgsView &args, const Device &device,
@@ -42,53 +99,14 @@ Status validate_run_args(const Callable &callable, const RunArgsView &args, cons
   }
   // Read before the lookups, so a free during them makes the next call look up again.
   const std::uint64_t epoch = device.free_epoch();
-  const bool known_live = validated != nullptr && validated->covers(args.tensors, epoch);
-  // The DEVICE tensors are checked against the device's allocations in batches.
-  constexpr std::size_t kBatch = 16;
-  std::array<AddressRange, kBatch> ranges;
-  std::array<std::size_t, kBatch> indices;
-  std::size_t pending = 0;
-  const auto check_pending = [&]() -> Status {
-    const std::size_t outside =
-        device.first_range_outside_allocations(std::span(ranges.data(), pending));
-    if (outside != pending) {
-      return device_tensor_error(indices[outside], args.tensors[indices[outside]], device);
+  if (validated != nullptr && validated->covers(args.tensors, epoch)) {
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      RRT_RETURN_IF_ERROR(check_tensor(i, args.tensors[i], params[i]));
     }
-    pending = 0;
     return Status::ok();
-  };
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    const TensorArg &arg = args.tensors[i];
-    const rrt_param_space_t declared = params[i].space;
-    if ((declared == RRT_PARAM_SPACE_HOST && arg.space != RRT_SPACE_HOST) ||
-        (declared == RRT_PARAM_SPACE_DEVICE && arg.space != RRT_SPACE_DEVICE)) {
-      const bool host = declared == RRT_PARAM_SPACE_HOST;
-      return Status::error(RRT_ERR_INVALID_ARGUMENT,
-                           format("tensor %zu: param %zu is declared %s, the run passes a %s "
-                                  "tensor",
-                                  i, i, host ? "HOST" : "DEVICE", host ? "DEVICE" : "HOST"));
-    }
-    if (arg.addr == nullptr) {
-      return Status::error(RRT_ERR_INVALID_ARGUMENT, format("tensor %zu: null address", i));
-    }
-    if (arg.bytes != params[i].bytes) {
-      return Status::error(RRT_ERR_INVALID_ARGUMENT,
-                           format("tensor %zu: %llu bytes, the parameter has %llu", i,
-                                  static_cast<unsigned long long>(arg.bytes),
-                                  static_cast<unsigned long long>(params[i].bytes)));
-    }
-    if (arg.space == RRT_SPACE_DEVICE && !known_live) {
-      ranges[pending] = AddressRange{arg.addr, arg.bytes};
-      indices[pending] = i;
-      if (++pending == kBatch) {
-        RRT_RETURN_IF_ERROR(check_pending());
-      }
-    }
   }
-  if (pending != 0) {
-    RRT_RETURN_IF_ERROR(check_pending());
-  }
-  if (validated != nullptr && !known_live) {
+  RRT_RETURN_IF_ERROR(check_tensors_and_look_up(params, args, device));
+  if (validated != nullptr) {
     validated->remember(args.tensors, epoch);
   }
   return Status::ok();
