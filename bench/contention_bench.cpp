@@ -13,8 +13,8 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <sched.h>
@@ -305,9 +305,10 @@ int main(int argc, char **argv) {
 #ifdef REPLAYRT_BENCH_TASKFLOW
   replayrt::bench::register_runtime<replayrt::bench::TaskflowGraph>("taskflow");
 #else
-  std::fputs("contention_bench: Taskflow is not compared; scripts/fetch-taskflow.sh puts it where "
-             "the build finds it\n",
-             stderr);
+  std::fputs(
+      "contention_bench: Taskflow is not compared; scripts/fetch-taskflow.sh puts it where "
+      "the build finds it\n",
+      stderr);
 #endif
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
