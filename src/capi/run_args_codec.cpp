@@ -43,7 +43,7 @@ Status DecodedRunArgs::decode(const rrt_run_args_t *args) {
     if (space != RRT_SPACE_HOST && space != RRT_SPACE_DEVICE) {
       return invalid(format("tensor %zu: unknown address space %d", i, space));
     }
-    TensorArg *decoded = ::new (storage + i * sizeof(TensorArg))
+    auto *decoded = ::new (storage + i * sizeof(TensorArg))
         TensorArg{given[i].addr, given[i].bytes, static_cast<rrt_address_space_t>(space)};
     if (i == 0) {
       first = decoded;
