@@ -15,6 +15,7 @@
 #include "support/callable_builder.h"
 #include "support/engine_inspector.h"
 #include "support/fault_injecting_device.h"
+#include "support/forwarding_device.h"
 
 namespace replayrt {
 namespace {
@@ -320,9 +321,9 @@ TEST_F(EngineTest, AlternatingCallablesSettleWithoutAllocationsInBothBinds) {
 // A Device that forwards to a SimDevice, except that an armed find_allocation blocks until the
 // test releases it: a public call can be held in progress at a known point (where it checks a
 // DEVICE tensor). It counts the frees that reach the device.
-class GatedDevice final : public Device {
+class GatedDevice final : public testing::ForwardingDevice {
  public:
-  explicit GatedDevice(Device &inner) : inner_(inner) {}
+  explicit GatedDevice(Device &inner) : ForwardingDevice(inner) {}
 
   void arm() {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -342,39 +343,16 @@ class GatedDevice final : public Device {
     return frees_;
   }
 
-  void *allocate(std::size_t bytes) override { return inner_.allocate(bytes); }
   Status free(void *ptr) override {
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       ++frees_;
     }
-    return inner_.free(ptr);
-  }
-  Status copy_host_to_device(void *dst, const void *src, std::size_t bytes) override {
-    return inner_.copy_host_to_device(dst, src, bytes);
-  }
-  Status copy_device_to_host(void *dst, const void *src, std::size_t bytes) override {
-    return inner_.copy_device_to_host(dst, src, bytes);
-  }
-  Status copy_device_to_device(void *dst, const void *src, std::size_t bytes) override {
-    return inner_.copy_device_to_device(dst, src, bytes);
-  }
-  Status memset(void *dst, int value, std::size_t bytes) override {
-    return inner_.memset(dst, value, bytes);
+    return inner().free(ptr);
   }
   std::optional<AllocationInfo> find_allocation(const void *address) const override {
     hold_if_armed();
-    return inner_.find_allocation(address);
-  }
-  MemoryCounters memory_counters() const override { return inner_.memory_counters(); }
-  Status create_stream(std::unique_ptr<Stream> *out) override { return inner_.create_stream(out); }
-  Status create_event(std::unique_ptr<Event> *out) override { return inner_.create_event(out); }
-  DeviceProperties properties() const override { return inner_.properties(); }
-  std::span<const BuiltinLauncher> builtin_launchers() const override {
-    return inner_.builtin_launchers();
-  }
-  Status create_executor(const ExecutorConfig &config, std::unique_ptr<Executor> *out) override {
-    return inner_.create_executor(config, out);
+    return inner().find_allocation(address);
   }
 
  private:
@@ -387,7 +365,6 @@ class GatedDevice final : public Device {
     }
   }
 
-  Device &inner_;
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;
   bool armed_ = false;

@@ -12,6 +12,7 @@
 #include "platform/sim/sim_device.h"
 #include "runtime/validated_device_ranges.h"
 #include "support/callable_builder.h"
+#include "support/forwarding_device.h"
 
 namespace replayrt {
 namespace {
@@ -23,9 +24,9 @@ using testing::param;
 // A Device that forwards to a SimDevice, with a free epoch of its own that the test advances,
 // and that counts the allocation lookups of first_range_outside_allocations. Armed, a lookup
 // advances the epoch while it runs, as a free racing the check would.
-class EpochDevice final : public Device {
+class EpochDevice final : public testing::ForwardingDevice {
  public:
-  explicit EpochDevice(Device &inner) : inner_(inner) {}
+  explicit EpochDevice(Device &inner) : ForwardingDevice(inner) {}
 
   void advance_epoch() { ++epoch_; }
   void advance_epoch_during_lookups() { advance_during_lookups_ = true; }
@@ -37,39 +38,10 @@ class EpochDevice final : public Device {
     if (advance_during_lookups_) {
       ++epoch_;
     }
-    return inner_.first_range_outside_allocations(ranges);
-  }
-
-  void *allocate(std::size_t bytes) override { return inner_.allocate(bytes); }
-  Status free(void *ptr) override { return inner_.free(ptr); }
-  Status copy_host_to_device(void *dst, const void *src, std::size_t bytes) override {
-    return inner_.copy_host_to_device(dst, src, bytes);
-  }
-  Status copy_device_to_host(void *dst, const void *src, std::size_t bytes) override {
-    return inner_.copy_device_to_host(dst, src, bytes);
-  }
-  Status copy_device_to_device(void *dst, const void *src, std::size_t bytes) override {
-    return inner_.copy_device_to_device(dst, src, bytes);
-  }
-  Status memset(void *dst, int value, std::size_t bytes) override {
-    return inner_.memset(dst, value, bytes);
-  }
-  std::optional<AllocationInfo> find_allocation(const void *address) const override {
-    return inner_.find_allocation(address);
-  }
-  MemoryCounters memory_counters() const override { return inner_.memory_counters(); }
-  Status create_stream(std::unique_ptr<Stream> *out) override { return inner_.create_stream(out); }
-  Status create_event(std::unique_ptr<Event> *out) override { return inner_.create_event(out); }
-  DeviceProperties properties() const override { return inner_.properties(); }
-  std::span<const BuiltinLauncher> builtin_launchers() const override {
-    return inner_.builtin_launchers();
-  }
-  Status create_executor(const ExecutorConfig &config, std::unique_ptr<Executor> *out) override {
-    return inner_.create_executor(config, out);
+    return inner().first_range_outside_allocations(ranges);
   }
 
  private:
-  Device &inner_;
   mutable std::uint64_t epoch_ = 1;
   mutable int lookups_ = 0;
   bool advance_during_lookups_ = false;
