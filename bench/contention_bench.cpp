@@ -8,6 +8,9 @@
 // reports `cores`: the process's CPU time (every thread, getrusage) over the loop's wall-clock
 // time, so a runtime whose idle threads spin shows more than one core busy.
 //
+// The results' context names each peer's version: `peer_onetbb` (the library loaded) and, when
+// compiled in, `peer_taskflow` (its release and the commit its copy came from).
+//
 // RRT_BENCH_CPU_HOGS=N starts N child processes that spin for the program's lifetime, the
 // calibrated load of a shared machine; every benchmark then reports `hogs` = N.
 #include <atomic>
@@ -25,6 +28,7 @@
 
 #include <oneapi/tbb/flow_graph.h>
 #include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/version.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -302,8 +306,11 @@ int main(int argc, char **argv) {
   const replayrt::bench::CpuHogs hogs(replayrt::bench::hog_count());
   replayrt::bench::register_runtime<replayrt::bench::ReplayrtGraph>("replayrt");
   replayrt::bench::register_runtime<replayrt::bench::TbbGraph>("tbb");
+  benchmark::AddCustomContext("peer_onetbb", TBB_runtime_version());
 #ifdef REPLAYRT_BENCH_TASKFLOW
   replayrt::bench::register_runtime<replayrt::bench::TaskflowGraph>("taskflow");
+  benchmark::AddCustomContext(
+      "peer_taskflow", std::string(tf::version()) + ", commit " REPLAYRT_BENCH_TASKFLOW_COMMIT);
 #else
   std::fputs(
       "contention_bench: Taskflow is not compared; scripts/fetch-taskflow.sh puts it where "

@@ -618,6 +618,13 @@ CONTENTION_ROWS = (
 # The peers contention_bench runs beside replayrt: (name in the results, name in the report).
 # Taskflow is there only when the build found it (scripts/fetch-taskflow.sh).
 CONTENTION_PEERS = (("tbb", "oneTBB"), ("taskflow", "Taskflow"))
+def peer_versions(context):
+    """'<peer> <version>' for each peer contention_bench's context names (peer_<name> keys)."""
+    return [f"{label} {context[f'peer_{key}']}"
+            for key, label in (("onetbb", "oneTBB"), ("taskflow", "Taskflow"))
+            if context.get(f"peer_{key}")]
+
+
 # Cores busy during back-to-back one-task replays with the default wait policy (issue 18).
 CONTENTION_CORES_GOAL = 1.1
 
@@ -807,6 +814,9 @@ def main():
         header.append("- Load average (1 min) as each program started: " + ", ".join(starts))
     if rounds:
         header.append(f"- ~10 µs compute kernel: {rounds} rounds (calibrated in this run)")
+    peers = peer_versions(contexts.get("contention_bench", {}))
+    if peers:
+        header.append("- Peers in tables 10 and 10b: " + "; ".join(peers))
     met = sum(1 for goal in report.goals if goal["met"])
     missed = [goal for goal in report.goals if goal["met"] is False]
     header.append(f"- Goals: {met} met, {len(missed)} missed, "

@@ -4,11 +4,13 @@
 # simulator with Taskflow beside oneTBB. Without them that bench compares with oneTBB only and
 # says so. Needs git and either the network or a local clone:
 #   scripts/fetch-taskflow.sh [REPOSITORY]   (default: Taskflow's GitHub repository)
-# The pinned commit is Taskflow v4.1.0.
+# The pinned commit (Taskflow v4.1.0) is in scripts/taskflow.pin, which the bench build also
+# reads to check the copy it finds.
 set -euo pipefail
-readonly pinned=45366fe5bc4f2f8ec9aa590b40c504e296886865
 readonly repository=${1:-https://github.com/taskflow/taskflow.git}
 root=$(cd "$(dirname "$0")/.." && pwd)
+pinned=$(tr -d '[:space:]' <"$root/scripts/taskflow.pin")
+readonly pinned
 readonly target="$root/.deps/taskflow"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
