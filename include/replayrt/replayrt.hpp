@@ -755,6 +755,15 @@ class CallableBuilder {
     }
     return directions;
   }
+  /* The dtype of each parameter, in declaration order. */
+  std::vector<rrt_dtype_t> param_dtypes() const {
+    std::vector<rrt_dtype_t> dtypes;
+    dtypes.reserve(params_.size());
+    for (const rrt_tensor_desc_t &param : params_) {
+      dtypes.push_back(param.dtype);
+    }
+    return dtypes;
+  }
   /* The kernel name of each task, in program order. */
   std::vector<std::string> task_kernels() const {
     std::vector<std::string> kernels;

@@ -72,6 +72,57 @@ rrt_dtype_t dtype_from_name(const std::string &name) {
   return enum_from_name(name, kNames, "a dtype");
 }
 
+// The numpy dtype that holds a parameter's elements, and how messages name the parameter's
+// dtype. numpy has no bfloat16: a uint16 array holds its bits.
+struct NumpyDtype {
+  const char *numpy;
+  const char *described;
+};
+
+NumpyDtype numpy_dtype_of(rrt_dtype_t dtype) {
+  switch (dtype) {
+    case RRT_DTYPE_F32:
+      return {"float32", "float32"};
+    case RRT_DTYPE_F16:
+      return {"float16", "float16"};
+    case RRT_DTYPE_BF16:
+      return {"uint16", "bfloat16 (a uint16 array holds its bits)"};
+    case RRT_DTYPE_I32:
+      return {"int32", "int32"};
+    case RRT_DTYPE_I64:
+      return {"int64", "int64"};
+    case RRT_DTYPE_U8:
+      return {"uint8", "uint8"};
+  }
+  throw py::value_error("replayrt: unknown dtype value " + std::to_string(dtype));
+}
+
+std::string dtype_text(const py::dtype &dtype) {
+  return py::str(static_cast<const py::object &>(dtype));
+}
+
+bool same_dtype(const py::dtype &a, const py::dtype &b) {
+  return a.attr("__eq__")(b).cast<bool>();
+}
+
+// TypeError for a dtype of Python objects: replayrt copies bytes, and an object's bytes are a
+// pointer that a copy would duplicate without a reference.
+void refuse_objects(const py::dtype &dtype, const std::string &what) {
+  if (dtype.attr("hasobject").cast<bool>()) {
+    throw py::type_error("replayrt: " + what + " is an array of Python objects (dtype " +
+                         dtype_text(dtype) + "); replayrt takes arrays of numbers only");
+  }
+}
+
+// TypeError unless a copy's host array has its device array's dtype.
+void require_same_dtype(const py::dtype &host, const py::dtype &device) {
+  if (!same_dtype(host, device)) {
+    throw py::type_error("replayrt: the device array is " + dtype_text(device) +
+                         "; the host array is " + dtype_text(host) +
+                         " (a copy moves bytes; it converts nothing)");
+  }
+}
+
 rrt_direction_t direction_from_name(const std::string &name) {
   static constexpr std::array<std::pair<const char *, rrt_direction_t>, 3> kNames{{
       {"in", RRT_DIR_IN},
@@ -143,6 +194,7 @@ struct PythonCallable {
   rrt::CallableId id;
   std::size_t task_count = 0;
   std::vector<rrt_direction_t> directions;  // per parameter
+  std::vector<rrt_dtype_t> dtypes;          // per parameter
 };
 
 // The arguments of one run or launch, and the Python objects whose memory they name.
@@ -163,10 +215,25 @@ py::array host_array(const py::handle &value, bool written, const std::string &w
                          " must be a DeviceArray, or a C-contiguous array or an object numpy "
                          "views without a copy");
   }
+  refuse_objects(array.dtype(), what);
   if (written && !array.writeable()) {
     throw py::type_error("replayrt: " + what + " is written, so its array must be writable");
   }
   return array;
+}
+
+// TypeError unless an argument's dtype is its parameter's (when the callable declares that
+// parameter: a surplus argument is the C ABI's to refuse).
+void require_param_dtype(const PythonCallable &callable, std::size_t param,
+                         const py::dtype &given) {
+  if (param >= callable.dtypes.size()) {
+    return;
+  }
+  const NumpyDtype expected = numpy_dtype_of(callable.dtypes[param]);
+  if (!same_dtype(given, py::dtype(expected.numpy))) {
+    throw py::type_error("replayrt: parameter " + std::to_string(param) + " is " +
+                         expected.described + "; the array is " + dtype_text(given));
+  }
 }
 
 PythonArgs convert_args(const PythonCallable &callable, const py::sequence &values) {
@@ -175,6 +242,7 @@ PythonArgs convert_args(const PythonCallable &callable, const py::sequence &valu
   for (const py::handle value : values) {
     if (py::isinstance<DeviceArray>(value)) {
       const auto &array = value.cast<const DeviceArray &>();
+      require_param_dtype(callable, param, array.dtype);
       out.args.device(array.live());
       out.keep_alive.append(value);
       ++param;
@@ -186,6 +254,7 @@ PythonArgs convert_args(const PythonCallable &callable, const py::sequence &valu
       const bool read_only =
           param < callable.directions.size() && callable.directions[param] == RRT_DIR_IN;
       const py::array array = host_array(value, !read_only, "parameter " + std::to_string(param));
+      require_param_dtype(callable, param, array.dtype());
       // The runtime only reads an IN parameter's memory.
       out.args.host(const_cast<void *>(array.data()), static_cast<std::size_t>(array.nbytes()));
       out.keep_alive.append(array);
@@ -212,12 +281,21 @@ struct PythonStream {
       into.append(object);
     }
   }
+  // Lets go of the objects held for the work queued before the call, once that work has run.
+  // Work that other threads queue while it waits (without the GIL) keeps its objects; so does
+  // all of it when the wait fails.
   void synchronize() {
-    {
+    py::list waited = std::exchange(pending, py::list());
+    try {
       py::gil_scoped_release release;
       stream.synchronize();
+    } catch (...) {
+      for (const py::handle object : pending) {
+        waited.append(object);
+      }
+      pending = std::move(waited);
+      throw;
     }
-    pending = py::list();
   }
 };
 
@@ -606,6 +684,8 @@ PYBIND11_MODULE(_replayrt, m) {
       .def_property_readonly("nbytes", [](const DeviceArray &a) { return a.bytes; })
       .def("upload",
            [](const DeviceArray &a, const py::array &source) {
+             refuse_objects(source.dtype(), "an upload's source");
+             require_same_dtype(source.dtype(), a.dtype);
              const py::array contiguous = py::array::ensure(source, py::array::c_style);
              if (static_cast<std::size_t>(contiguous.nbytes()) != a.bytes) {
                throw py::value_error("replayrt: upload needs exactly the array's bytes");
@@ -657,6 +737,8 @@ PYBIND11_MODULE(_replayrt, m) {
               r.run.launch();
             } else {
               r.run.launch(stream->stream);
+              // Captured, the launch reads and writes them at every replay of the graph.
+              stream->hold(r.args.keep_alive);
             }
           },
           py::arg("stream") = py::none())
@@ -709,6 +791,7 @@ PYBIND11_MODULE(_replayrt, m) {
           [](PythonStream &s, const py::object &destination, const py::object &source) {
             const auto &device = destination.cast<const DeviceArray &>();
             const py::array array = host_array(source, false, "an upload's source");
+            require_same_dtype(array.dtype(), device.dtype);
             require_same_bytes(array, device);
             s.stream.upload(device.live(), array.data(), device.bytes);
             s.hold(both(array, destination));
@@ -719,6 +802,7 @@ PYBIND11_MODULE(_replayrt, m) {
           [](PythonStream &s, const py::object &destination, const py::object &source) {
             const auto &device = source.cast<const DeviceArray &>();
             const py::array array = host_array(destination, true, "a download's destination");
+            require_same_dtype(array.dtype(), device.dtype);
             require_same_bytes(array, device);
             s.stream.download(const_cast<void *>(array.data()), device.live(), device.bytes);
             s.hold(both(array, source));
@@ -755,13 +839,14 @@ PYBIND11_MODULE(_replayrt, m) {
       .def("prepare",
            [](PythonContext &ctx, rrt::CallableBuilder &callable) {
              return PythonCallable{ctx.prepare(callable), callable.task_count(),
-                                   callable.param_directions()};
+                                   callable.param_directions(), callable.param_dtypes()};
            })
       .def(
           "empty",
           [](PythonContext &ctx, const std::vector<std::int64_t> &shape,
              const py::object &dtype_like) {
             const py::dtype dtype = py::dtype::from_args(dtype_like);
+            refuse_objects(dtype, "Context.empty's");
             auto bytes = static_cast<std::size_t>(dtype.itemsize());
             for (const std::int64_t extent : shape) {
               if (extent < 0) {
@@ -817,7 +902,10 @@ PYBIND11_MODULE(_replayrt, m) {
           "(torch.cuda.Stream), which the Stream then holds. Launches, copies, events, capture "
           "and replay work on it as on ctx.stream(), ordered with the owner's work on the same "
           "stream; dropping it never destroys the native stream, which must outlive it (an int "
-          "is not held). UnsupportedError on the simulator.")
+          "is not held). Launches recorded into the owner's own capture (torch.cuda.graph) "
+          "have their arrays held only as queued work's are (until a synchronize after that "
+          "capture): keep them, and the context, alive while the owner's graph may replay. "
+          "UnsupportedError on the simulator.")
       .def("event", &rrt::Context::event)
       .def("run",
            [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values) {

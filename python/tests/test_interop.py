@@ -71,6 +71,32 @@ def test_a_graph_keeps_the_host_arrays_its_capture_read_alive():
     assert held() is None, "the host array outlived the graph that read it"
 
 
+def test_a_graph_keeps_the_arguments_of_a_run_it_captured_alive():
+    ctx = replayrt.Context()
+    ctx.program_init()
+    callable_ = ctx.prepare(scale(8, 2.0))
+    host_in = np.arange(8, dtype=np.float32)
+    held = weakref.ref(host_in)
+    y = ctx.empty([8], "float32")
+    stream = ctx.stream()
+    with stream.capture() as graph:
+        run = ctx.prepare_run(callable_, [host_in, y])
+        run.launch(stream)
+    run.wait()
+    run.finalize()
+    del run, host_in
+    gc.collect()
+    assert held() is not None, "the graph let go of a host array its captured run reads"
+    held()[:] = 5.0
+    graph.replay(stream)
+    stream.synchronize()
+    np.testing.assert_array_equal(y.numpy(), np.full(8, 10.0))
+    del graph
+    stream.synchronize()
+    gc.collect()
+    assert held() is None, "the host array outlived the graph that read it"
+
+
 def test_a_run_writes_a_cpu_torch_tensor_in_place_and_refuses_a_list():
     ctx = replayrt.Context()
     ctx.program_init()
