@@ -297,8 +297,11 @@ RRT_API rrt_status_t rrt_graph_destroy(rrt_graph_t graph);
    rrt_run_launch is refused (RRT_ERR_INVALID_STATE: program-mode buffers may move); stream
    synchronize, destroy, begin_capture and graph replay are RRT_ERR_INVALID_STATE; and work
    replayrt could not enqueue invalidates the owner's capture, so its end of capture fails
-   instead of leaving a graph without it. RRT_ERR_INVALID_ARGUMENT for a null handle, the
-   legacy or per-thread default stream (they cannot be captured) or a null `out`;
+   instead of leaving a graph without it. When the context's last launch, run or replay before
+   the owner's capture was on this stream, the next one on another stream, which must follow
+   it, is RRT_ERR_INVALID_STATE (nothing enqueued) until the owner's capture ends: replayrt can
+   neither record nor wait on a stream its owner captures. RRT_ERR_INVALID_ARGUMENT for a null
+   handle, the legacy or per-thread default stream (they cannot be captured) or a null `out`;
    RRT_ERR_UNSUPPORTED on a context whose platform has no native streams (the simulator). */
 RRT_API rrt_status_t rrt_stream_wrap_native(rrt_context_t ctx, void *native_stream,
                                             rrt_stream_t *out);

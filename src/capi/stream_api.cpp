@@ -193,9 +193,8 @@ RRT_API rrt_status_t rrt_stream_begin_capture(rrt_stream_t stream) {
     if (stream->stream->is_capturing()) {
       return Status::error(RRT_ERR_INVALID_STATE, "the stream is already capturing");
     }
-    RRT_RETURN_IF_ERROR(stream->context->engine->before_capture(*stream->stream));
-    release_captured_events(stream);
-    return stream->stream->begin_capture();
+    auto release_events = [stream] { release_captured_events(stream); };
+    return stream->context->engine->begin_capture(*stream->stream, release_events);
   });
 }
 

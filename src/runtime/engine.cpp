@@ -245,13 +245,16 @@ Status Engine::kernel_profile(LaunchProfile *out) {
   return launcher_->profile(out);
 }
 
-Status Engine::before_capture(Stream &stream) {
+Status Engine::begin_capture(Stream &stream, FunctionRef<void()> prepare) {
   LifecycleGate::Ticket ticket;
   RRT_RETURN_IF_ERROR(gate_.enter(&ticket));
   const std::lock_guard<std::mutex> lock(order_.mutex());
   RRT_RETURN_IF_ERROR(order_.forget(stream));
   launcher_->forget_capture(stream);
-  return Status::ok();
+  if (prepare) {
+    prepare();
+  }
+  return stream.begin_capture();
 }
 
 void Engine::before_stream_destroy(Stream &stream) {

@@ -10,6 +10,7 @@
 
 #include <replayrt/values.h>
 
+#include "common/function_ref.h"
 #include "common/status.h"
 #include "context/device_context.h"
 #include "platform/device.h"
@@ -165,10 +166,14 @@ class Engine {
   // (take_capture_profile_tasks when the capture ended).
   Status replay(const Graph &graph, Stream &stream, std::uint32_t profile_tasks = 0);
 
-  // Called before `stream` starts capturing: refused (changing nothing) unless the engine is
-  // ready, or when its ordered work cannot be ended (LaunchOrder::forget). Its ordered work
-  // ends here, and its captured launches profile from the first record.
-  Status before_capture(Stream &stream);
+  // Begins a capture on `stream`: refused (changing nothing) unless the engine is ready, or
+  // when the stream's ordered work cannot be ended (LaunchOrder::forget). Otherwise its ordered
+  // work ends, `prepare` (if any) runs, and the stream begins capturing, all under the
+  // admission lock, so no launch on another thread is ordered on the stream in between (its
+  // record of the next stream's wait would land in the capture). The captured launches
+  // profile from the first record. A failed Stream::begin_capture is returned; the stream's
+  // ordered work has ended all the same. `prepare` must not call the engine.
+  Status begin_capture(Stream &stream, FunctionRef<void()> prepare = nullptr);
   // Called before `stream` is destroyed, in any state of the engine.
   void before_stream_destroy(Stream &stream);
   // Called when a capture on `stream` ends (made a graph or not): the task records its

@@ -8,6 +8,11 @@ Status LaunchOrder::wait_for_previous(Stream &stream) {
   if (last_ == &stream) {
     return Status::ok();
   }
+  if (last_ != nullptr && last_->is_capturing()) {
+    // Everything ordered before the last stream's work was older still, so once that work has
+    // completed there is nothing left to wait for.
+    return end_capturing_last();
+  }
   if (last_ != nullptr) {
     RRT_RETURN_IF_ERROR(last_->record_event(*tail_));
   }
@@ -15,7 +20,22 @@ Status LaunchOrder::wait_for_previous(Stream &stream) {
 }
 
 Status LaunchOrder::record_tail() {
+  if (last_ != nullptr && last_->is_capturing()) {
+    return end_capturing_last();
+  }
   return last_ != nullptr ? last_->record_event(*tail_) : Status::ok();
+}
+
+Status LaunchOrder::end_capturing_last() {
+  const Status waited = last_->wait_idle();
+  if (!waited.is_ok()) {
+    return Status::error(waited.code(),
+                         "this work must follow the context's last launch, run or replay, "
+                         "whose stream is capturing now and cannot be waited for: " +
+                             waited.message());
+  }
+  last_ = nullptr;
+  return Status::ok();
 }
 
 void LaunchOrder::wait_for_tail() const {

@@ -30,11 +30,17 @@ class LaunchOrder {
   bool is_last(const Stream &stream) const noexcept { return last_ == &stream; }
   // Makes `stream`'s next work wait for the tail: the last ordered work of the previous
   // stream (or where forget() ended one). Does nothing when `stream` is the last one.
+  // When the previous stream has begun capturing since its ordered work (only a capture the
+  // engine does not begin can: its owner's, on a wrapped native stream), a record there would
+  // be captured, not queued: the calling thread waits for that stream's work queued before the
+  // capture instead, and the stream is forgotten. Where the stream cannot wait while captured
+  // (an owner's capture), that is RRT_ERR_INVALID_STATE and nothing changes.
   Status wait_for_previous(Stream &stream);
   // Records that `stream` enqueued the last ordered work.
   void mark_last(Stream &stream) noexcept { last_ = &stream; }
   // Records the tail event after the last ordered work, so wait_for_tail() returns once it
-  // completed. Nothing to record when nothing was ordered.
+  // completed. Nothing to record when nothing was ordered. A last stream that has begun
+  // capturing since is waited for and forgotten as in wait_for_previous().
   Status record_tail();
   // Blocks until the work the last record_tail() marked has completed.
   void wait_for_tail() const;
@@ -51,6 +57,10 @@ class LaunchOrder {
   void reset() noexcept { last_ = nullptr; }
 
  private:
+  // The last stream is capturing: waits for its work queued before the capture, then forgets
+  // it. A failed wait changes nothing.
+  Status end_capturing_last();
+
   mutable std::mutex mutex_;
   std::unique_ptr<Event> tail_;
   Stream *last_ = nullptr;

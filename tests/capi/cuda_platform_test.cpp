@@ -210,6 +210,34 @@ TEST_F(CudaPlatformTest, ALaunchIntoAStreamItsOwnerCapturesLandsInTheOwnersGraph
   EXPECT_EQ(fake.api().stream_destroy(native), cudaSuccess);
 }
 
+// The context's last launch ran on a wrapped stream that its owner then began capturing: the
+// next launch on another stream must follow that launch, but a record on the captured stream
+// would land in the owner's graph and a wait for it is refused there. The launch is refused,
+// enqueuing nothing, until the owner's capture ends.
+TEST_F(CudaPlatformTest,
+       ALaunchThatMustFollowAStreamItsOwnerNowCapturesIsRefusedUntilTheCaptureEnds) {
+  const std::int32_t id = prepare(builtin("fill"), true);
+  const FakeCuda &fake = platform_fake_cuda();
+  cudaStream_t native = nullptr;
+  ASSERT_EQ(fake.api().stream_create_with_flags(&native, cudaStreamNonBlocking), cudaSuccess);
+  rrt_stream_t wrapped = nullptr;
+  ASSERT_EQ(rrt_stream_wrap_native(ctx_, native, &wrapped), RRT_OK);
+  const rrt_run_args_t launch = args();
+  ASSERT_EQ(rrt_kernel_launch(ctx_, id, &launch, wrapped), RRT_OK) << last_message();
+  ASSERT_EQ(fake.api().stream_begin_capture(native, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  EXPECT_EQ(rrt_kernel_launch(ctx_, id, &launch, stream_), RRT_ERR_INVALID_STATE)
+      << "a launch went on without following the captured stream's earlier launch";
+  EXPECT_NE(last_message().find("must follow the context's last launch"), std::string::npos)
+      << last_message();
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(fake.api().stream_end_capture(native, &graph), cudaSuccess);
+  EXPECT_EQ(fake.api().graph_destroy(graph), cudaSuccess);
+  EXPECT_EQ(rrt_kernel_launch(ctx_, id, &launch, stream_), RRT_OK) << last_message();
+  EXPECT_EQ(rrt_stream_synchronize(stream_), RRT_OK);
+  EXPECT_EQ(rrt_stream_destroy(wrapped), RRT_OK);
+  EXPECT_EQ(fake.api().stream_destroy(native), cudaSuccess);
+}
+
 TEST_F(CudaPlatformTest, ForeignMemoryIsAdmittedOnlyWhollyAndGoesStaleWhenUnregistered) {
   const std::int32_t id = prepare(builtin("fill"), true);
   const FakeCuda &fake = platform_fake_cuda();

@@ -170,8 +170,7 @@ class EnqueueFailureTest
 TEST_P(EnqueueFailureTest, AKernelLaunchFailingAtAnEnqueueInsideACaptureSpoilsOnlyTheCapture) {
   ASSERT_NO_FATAL_FAILURE(kernel_mode());
   const std::uint64_t enqueues = enqueues_of([&] {
-    ASSERT_TRUE(engine_->before_capture(*a_).is_ok());
-    ASSERT_TRUE(a_->begin_capture().is_ok());
+    ASSERT_TRUE(engine_->begin_capture(*a_).is_ok());
     ASSERT_TRUE(engine_->kernel_launch(0, host_args(1.0F), *a_).is_ok());
     std::unique_ptr<Graph> graph;
     ASSERT_TRUE(a_->end_capture(&graph).is_ok());
@@ -180,8 +179,7 @@ TEST_P(EnqueueFailureTest, AKernelLaunchFailingAtAnEnqueueInsideACaptureSpoilsOn
   for (std::uint64_t n = 1; n <= enqueues; ++n) {
     SCOPED_TRACE(n);
     const PublishedState before = PublishedState::of(*engine_);
-    ASSERT_TRUE(engine_->before_capture(*a_).is_ok());
-    ASSERT_TRUE(a_->begin_capture().is_ok());
+    ASSERT_TRUE(engine_->begin_capture(*a_).is_ok());
     expect_fails_at_enqueue(n, [&] { return engine_->kernel_launch(0, host_args(1.0F), *a_); });
     std::unique_ptr<Graph> graph;
     EXPECT_EQ(a_->end_capture(&graph).code(), RRT_ERR_INVALID_STATE)
@@ -277,8 +275,7 @@ TEST_P(EnqueueFailureTest, AProgramModeReplayWhoseSlotMarkFailsStillOrdersTheNex
   ASSERT_TRUE(engine_->program_init().is_ok());
   std::int32_t id = -1;
   ASSERT_TRUE(engine_->prepare_callable(swept_.spec(), &id).is_ok());
-  ASSERT_TRUE(engine_->before_capture(*a_).is_ok());
-  ASSERT_TRUE(a_->begin_capture().is_ok());
+  ASSERT_TRUE(engine_->begin_capture(*a_).is_ok());
   ASSERT_TRUE(engine_->run_prepare(id, host_args(1.0F), &run_).is_ok());
   ASSERT_TRUE(engine_->run_launch(*run_, a_.get()).is_ok());
   ASSERT_TRUE(a_->end_capture(&graph_).is_ok());
@@ -339,8 +336,7 @@ TEST_P(EnqueueFailureTest, ARunLaunchFailingAtAnEnqueueInsideACaptureSpoilsOnlyT
   std::int32_t id = -1;
   ASSERT_TRUE(engine_->prepare_callable(swept_.spec(), &id).is_ok());
   const auto begin_capture = [&] {
-    ASSERT_TRUE(engine_->before_capture(*a_).is_ok());
-    ASSERT_TRUE(a_->begin_capture().is_ok());
+    ASSERT_TRUE(engine_->begin_capture(*a_).is_ok());
     ASSERT_TRUE(engine_->run_prepare(id, host_args(1.0F), &run_).is_ok());
   };
   const std::uint64_t enqueues = enqueues_of([&] {

@@ -222,6 +222,39 @@ TEST_F(LaunchOrderTest, ForgetEndsTheLastStreamsOrderedWorkAtTheTail) {
   EXPECT_TRUE(a.synchronize().is_ok());
 }
 
+// The last stream began capturing behind the order's back (an owner's capture of a wrapped
+// stream): a tail recorded there would be captured, not queued. The next stream's wait waits on
+// the host for the work queued before the capture instead, and forgets the stream.
+TEST_F(LaunchOrderTest, TheWaitForAPreviousStreamThatBeganCapturingWaitsForItsWorkBeforeIt) {
+  Stream &a = new_stream();
+  Stream &b = new_stream();
+  Gate &gate = new_gate();
+  {
+    const std::lock_guard<std::mutex> lock(order_->mutex());
+    ASSERT_NO_FATAL_FAILURE(order_held_back_work(a, gate));
+  }
+  ASSERT_TRUE(a.begin_capture().is_ok());
+
+  std::future<Status> ordered = std::async(std::launch::async, [&] {
+    const std::lock_guard<std::mutex> lock(order_->mutex());
+    RRT_RETURN_IF_ERROR(order_->wait_for_previous(b));
+    RRT_RETURN_IF_ERROR(launch(b, &observe_entry, &observation_));
+    order_->mark_last(b);
+    return Status::ok();
+  });
+  EXPECT_EQ(ordered.wait_for(kBlockedFor), std::future_status::timeout)
+      << "the wait went on while the capturing stream's earlier work was held back";
+  gate.open();
+  const Status status = ordered.get();
+  EXPECT_TRUE(status.is_ok()) << status.message();
+  EXPECT_TRUE(b.synchronize().is_ok());
+  EXPECT_EQ(observation_.seen.load(), 1) << "the ordered work ran before the previous work";
+  EXPECT_FALSE(order_->is_last(a));
+  std::unique_ptr<Graph> graph;
+  EXPECT_TRUE(a.end_capture(&graph).is_ok());
+  EXPECT_TRUE(a.synchronize().is_ok());
+}
+
 // forget() of a stream that is not the last changes nothing and records nothing.
 TEST_F(LaunchOrderTest, ForgetOfAStreamThatIsNotTheLastDoesNothing) {
   const std::lock_guard<std::mutex> lock(order_->mutex());

@@ -158,8 +158,7 @@ void expect_replays_as_captured(Rig &rig) {
 // it once, keeping what it wrote.
 void capture_and_replay(Rig &rig, std::int32_t id) {
   std::vector<TensorArg> tensors;
-  ASSERT_TRUE(rig.engine->before_capture(*rig.stream).is_ok());
-  ASSERT_TRUE(rig.stream->begin_capture().is_ok());
+  ASSERT_TRUE(rig.engine->begin_capture(*rig.stream).is_ok());
   ASSERT_TRUE(rig.engine->kernel_launch(id, device_args(rig, &tensors), *rig.stream).is_ok());
   ASSERT_TRUE(rig.stream->end_capture(&rig.graph).is_ok());
   rig.replayed = replay_captured(rig);
@@ -255,8 +254,7 @@ void expect_run_computed(Rig &rig, float factor) {
 // Captures a program-mode run of callable `id` on the stream and replays it once, keeping
 // what it wrote.
 void capture_run_and_replay(Rig &rig, std::int32_t id) {
-  ASSERT_TRUE(rig.engine->before_capture(*rig.stream).is_ok());
-  ASSERT_TRUE(rig.stream->begin_capture().is_ok());
+  ASSERT_TRUE(rig.engine->begin_capture(*rig.stream).is_ok());
   ASSERT_TRUE(run_prepare(rig, id, kN).is_ok());
   ASSERT_TRUE(run_launch(rig).is_ok());
   ASSERT_TRUE(rig.stream->end_capture(&rig.graph).is_ok());
