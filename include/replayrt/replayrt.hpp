@@ -748,22 +748,10 @@ class CallableBuilder {
   std::size_t task_count() const noexcept { return tasks_.size(); }
   /* The direction of each parameter, in declaration order. */
   std::vector<rrt_direction_t> param_directions() const {
-    std::vector<rrt_direction_t> directions;
-    directions.reserve(params_.size());
-    for (const rrt_tensor_desc_t &param : params_) {
-      directions.push_back(param.direction);
-    }
-    return directions;
+    return each_param(&rrt_tensor_desc_t::direction);
   }
   /* The dtype of each parameter, in declaration order. */
-  std::vector<rrt_dtype_t> param_dtypes() const {
-    std::vector<rrt_dtype_t> dtypes;
-    dtypes.reserve(params_.size());
-    for (const rrt_tensor_desc_t &param : params_) {
-      dtypes.push_back(param.dtype);
-    }
-    return dtypes;
-  }
+  std::vector<rrt_dtype_t> param_dtypes() const { return each_param(&rrt_tensor_desc_t::dtype); }
   /* The kernel name of each task, in program order. */
   std::vector<std::string> task_kernels() const {
     std::vector<std::string> kernels;
@@ -805,6 +793,16 @@ class CallableBuilder {
     for (const std::uint64_t extent : shape) {
       out[i++] = extent;
     }
+  }
+  /* One field of each parameter's descriptor, in declaration order. */
+  template <typename Field>
+  std::vector<Field> each_param(Field rrt_tensor_desc_t::*field) const {
+    std::vector<Field> values;
+    values.reserve(params_.size());
+    for (const rrt_tensor_desc_t &param : params_) {
+      values.push_back(param.*field);
+    }
+    return values;
   }
   static rrt_tensor_desc_t make_tensor(rrt_dtype_t dtype, const Shape &shape) {
     rrt_tensor_desc_t tensor{};

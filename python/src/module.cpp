@@ -75,24 +75,24 @@ rrt_dtype_t dtype_from_name(const std::string &name) {
 // The numpy dtype that holds a parameter's elements, and how messages name the parameter's
 // dtype. numpy has no bfloat16: a uint16 array holds its bits.
 struct NumpyDtype {
+  rrt_dtype_t dtype;
   const char *numpy;
   const char *described;
 };
 
 NumpyDtype numpy_dtype_of(rrt_dtype_t dtype) {
-  switch (dtype) {
-    case RRT_DTYPE_F32:
-      return {"float32", "float32"};
-    case RRT_DTYPE_F16:
-      return {"float16", "float16"};
-    case RRT_DTYPE_BF16:
-      return {"uint16", "bfloat16 (a uint16 array holds its bits)"};
-    case RRT_DTYPE_I32:
-      return {"int32", "int32"};
-    case RRT_DTYPE_I64:
-      return {"int64", "int64"};
-    case RRT_DTYPE_U8:
-      return {"uint8", "uint8"};
+  static constexpr std::array<NumpyDtype, 6> kDtypes{{
+      {RRT_DTYPE_F32, "float32", "float32"},
+      {RRT_DTYPE_F16, "float16", "float16"},
+      {RRT_DTYPE_BF16, "uint16", "bfloat16 (a uint16 array holds its bits)"},
+      {RRT_DTYPE_I32, "int32", "int32"},
+      {RRT_DTYPE_I64, "int64", "int64"},
+      {RRT_DTYPE_U8, "uint8", "uint8"},
+  }};
+  for (const NumpyDtype &entry : kDtypes) {
+    if (entry.dtype == dtype) {
+      return entry;
+    }
   }
   throw py::value_error("replayrt: unknown dtype value " + std::to_string(dtype));
 }

@@ -48,24 +48,33 @@ def test_torch_views_a_device_array_through_dlpack_and_sees_a_replay_write_it():
         assert torch.equal(y_torch, 2 * torch.arange(start, start + 8, dtype=torch.float32))
 
 
-def test_a_graph_keeps_the_host_arrays_its_capture_read_alive():
-    ctx = replayrt.Context()
-    step = scale(8, 2.0)
-    ctx.kernel_init([step])
-    callable_ = ctx.prepare(step)
+def host_input_and_device_output(ctx):
+    """An 8-float host input, a weak reference to it, an 8-float device output and a stream."""
     host_in = np.arange(8, dtype=np.float32)
-    held = weakref.ref(host_in)
-    y = ctx.empty([8], "float32")
-    stream = ctx.stream()
-    with stream.capture() as graph:
-        ctx.launch(callable_, [host_in, y], stream)
-    del host_in
+    return host_in, weakref.ref(host_in), ctx.empty([8], "float32"), ctx.stream()
+
+
+def expect_replays_read_the_held_array(held, graph, stream, y):
+    """The host array behind `held` (no other reference left) is alive, and a replay of
+    `graph` (y = 2x) reads what it holds now."""
     gc.collect()
     assert held() is not None, "the graph let go of a host array its replays read"
     held()[:] = 5.0
     graph.replay(stream)
     stream.synchronize()
     np.testing.assert_array_equal(y.numpy(), np.full(8, 10.0))
+
+
+def test_a_graph_keeps_the_host_arrays_its_capture_read_alive():
+    ctx = replayrt.Context()
+    step = scale(8, 2.0)
+    ctx.kernel_init([step])
+    callable_ = ctx.prepare(step)
+    host_in, held, y, stream = host_input_and_device_output(ctx)
+    with stream.capture() as graph:
+        ctx.launch(callable_, [host_in, y], stream)
+    del host_in
+    expect_replays_read_the_held_array(held, graph, stream, y)
     del graph
     gc.collect()
     assert held() is None, "the host array outlived the graph that read it"
@@ -75,22 +84,14 @@ def test_a_graph_keeps_the_arguments_of_a_run_it_captured_alive():
     ctx = replayrt.Context()
     ctx.program_init()
     callable_ = ctx.prepare(scale(8, 2.0))
-    host_in = np.arange(8, dtype=np.float32)
-    held = weakref.ref(host_in)
-    y = ctx.empty([8], "float32")
-    stream = ctx.stream()
+    host_in, held, y, stream = host_input_and_device_output(ctx)
     with stream.capture() as graph:
         run = ctx.prepare_run(callable_, [host_in, y])
         run.launch(stream)
     run.wait()
     run.finalize()
     del run, host_in
-    gc.collect()
-    assert held() is not None, "the graph let go of a host array its captured run reads"
-    held()[:] = 5.0
-    graph.replay(stream)
-    stream.synchronize()
-    np.testing.assert_array_equal(y.numpy(), np.full(8, 10.0))
+    expect_replays_read_the_held_array(held, graph, stream, y)
     del graph
     stream.synchronize()
     gc.collect()

@@ -12,22 +12,35 @@ import replayrt
 from callables import scale
 
 
-def test_a_dropped_stream_waits_for_its_work_before_it_lets_go_of_its_arrays():
-    n = 1 << 22
+N = 1 << 22
+
+
+def kernel_mode_scale():
+    """A kernel-mode context with y = 2x over N floats prepared, and a stream."""
     ctx = replayrt.Context()
-    step = scale(n, 2.0)
+    step = scale(N, 2.0)
     ctx.kernel_init([step])
-    callable_ = ctx.prepare(step)
-    stream = ctx.stream()
+    return ctx, ctx.prepare(step), ctx.stream()
+
+
+def launches_into_a_tracked_array(ctx, callable_, stream, x, launches):
+    """Queues `launches` launches writing a fresh array, then an event after them; returns the
+    event, a weak reference to the array (the only reference left), and the list its callback
+    fills with whether the event was done when the array was let go."""
     done = ctx.event()
-    x = np.ones(n, dtype=np.float32)
-    y = np.zeros(n, dtype=np.float32)
+    y = np.zeros(N, dtype=np.float32)
     done_when_released = []
     released = weakref.ref(y, lambda _: done_when_released.append(done.query()))
-    for _ in range(8):
+    for _ in range(launches):
         ctx.launch(callable_, [x, y], stream)
     stream.record(done)
-    del y
+    return released, done_when_released
+
+
+def test_a_dropped_stream_waits_for_its_work_before_it_lets_go_of_its_arrays():
+    ctx, callable_, stream = kernel_mode_scale()
+    x = np.ones(N, dtype=np.float32)
+    released, done_when_released = launches_into_a_tracked_array(ctx, callable_, stream, x, 8)
     assert released() is not None  # the stream holds it
     del stream
     gc.collect()
@@ -35,26 +48,14 @@ def test_a_dropped_stream_waits_for_its_work_before_it_lets_go_of_its_arrays():
 
 
 def test_synchronize_keeps_the_arrays_of_work_another_thread_queued_while_it_waited():
-    n = 1 << 22
-    ctx = replayrt.Context()
-    step = scale(n, 2.0)
-    ctx.kernel_init([step])
-    callable_ = ctx.prepare(step)
-    stream = ctx.stream()
-    x = np.ones(n, dtype=np.float32)
+    ctx, callable_, stream = kernel_mode_scale()
+    x = np.ones(N, dtype=np.float32)
     for _ in range(16):
-        ctx.launch(callable_, [x, np.zeros(n, dtype=np.float32)], stream)
+        ctx.launch(callable_, [x, np.zeros(N, dtype=np.float32)], stream)
     waiter = threading.Thread(target=stream.synchronize)
     waiter.start()
     time.sleep(0.01)  # the waiter is in synchronize, without the GIL
-    done = ctx.event()
-    y = np.zeros(n, dtype=np.float32)
-    done_when_released = []
-    released = weakref.ref(y, lambda _: done_when_released.append(done.query()))
-    for _ in range(16):
-        ctx.launch(callable_, [x, y], stream)
-    stream.record(done)
-    del y
+    released, done_when_released = launches_into_a_tracked_array(ctx, callable_, stream, x, 16)
     waiter.join()
     gc.collect()
     assert released() is not None or done_when_released == [True], (

@@ -76,6 +76,33 @@ class CudaPlatformTest : public ::testing::Test {
     return id;
   }
 
+  // Prepares a one-task `fill` callable into *id, wraps a new native stream of the fake device
+  // into *wrapped, launches the callable once on *wrapped (`first_on_wrapped`) or on stream_,
+  // and then the native stream's owner begins capturing it, as torch.cuda.graph does.
+  void launch_then_owner_capture(bool first_on_wrapped, std::int32_t *id, cudaStream_t *native,
+                                 rrt_stream_t *wrapped) {
+    const FakeCuda &fake = platform_fake_cuda();
+    *id = prepare(builtin("fill"), true);
+    ASSERT_EQ(fake.api().stream_create_with_flags(native, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(rrt_stream_wrap_native(ctx_, *native, wrapped), RRT_OK);
+    const rrt_run_args_t launch = args();
+    ASSERT_EQ(rrt_kernel_launch(ctx_, *id, &launch, first_on_wrapped ? *wrapped : stream_), RRT_OK)
+        << last_message();
+    ASSERT_EQ(fake.api().stream_begin_capture(*native, cudaStreamCaptureModeThreadLocal),
+              cudaSuccess);
+  }
+
+  // Ends the owner's capture of `native` and destroys the graph it made, then the wrapper and
+  // the native stream.
+  static void end_owner_capture_and_destroy(cudaStream_t native, rrt_stream_t wrapped) {
+    const FakeCuda &fake = platform_fake_cuda();
+    cudaGraph_t graph = nullptr;
+    ASSERT_EQ(fake.api().stream_end_capture(native, &graph), cudaSuccess);
+    EXPECT_EQ(fake.api().graph_destroy(graph), cudaSuccess);
+    EXPECT_EQ(rrt_stream_destroy(wrapped), RRT_OK);
+    EXPECT_EQ(fake.api().stream_destroy(native), cudaSuccess);
+  }
+
   rrt_context_t ctx_ = nullptr;
   rrt_stream_t stream_ = nullptr;
   void *buffer_ = nullptr;
@@ -189,25 +216,17 @@ TEST_F(CudaPlatformTest, AKernelFirstLaunchedInsideACaptureMustBeWarmedUpFirst) 
 }
 
 TEST_F(CudaPlatformTest, ALaunchIntoAStreamItsOwnerCapturesLandsInTheOwnersGraph) {
-  const std::int32_t id = prepare(builtin("fill"), true);
-  const FakeCuda &fake = platform_fake_cuda();
+  std::int32_t id = -1;
   cudaStream_t native = nullptr;
-  ASSERT_EQ(fake.api().stream_create_with_flags(&native, cudaStreamNonBlocking), cudaSuccess);
   rrt_stream_t wrapped = nullptr;
-  ASSERT_EQ(rrt_stream_wrap_native(ctx_, native, &wrapped), RRT_OK);
-  const rrt_run_args_t launch = args();
   // The context's previous launch ran on another stream: the launch would order itself after
   // it with an event wait, which a capture must not cross.
-  ASSERT_EQ(rrt_kernel_launch(ctx_, id, &launch, stream_), RRT_OK) << last_message();
-  ASSERT_EQ(fake.api().stream_begin_capture(native, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  ASSERT_NO_FATAL_FAILURE(launch_then_owner_capture(false, &id, &native, &wrapped));
+  const rrt_run_args_t launch = args();
   EXPECT_EQ(rrt_kernel_launch(ctx_, id, &launch, wrapped), RRT_OK) << last_message();
   EXPECT_EQ(rrt_stream_synchronize(wrapped), RRT_ERR_INVALID_STATE);
   EXPECT_EQ(rrt_stream_destroy(wrapped), RRT_ERR_INVALID_STATE) << "it is capturing";
-  cudaGraph_t graph = nullptr;
-  ASSERT_EQ(fake.api().stream_end_capture(native, &graph), cudaSuccess);
-  EXPECT_EQ(fake.api().graph_destroy(graph), cudaSuccess);
-  EXPECT_EQ(rrt_stream_destroy(wrapped), RRT_OK);
-  EXPECT_EQ(fake.api().stream_destroy(native), cudaSuccess);
+  end_owner_capture_and_destroy(native, wrapped);
 }
 
 // The context's last launch ran on a wrapped stream that its owner then began capturing: the
@@ -216,26 +235,18 @@ TEST_F(CudaPlatformTest, ALaunchIntoAStreamItsOwnerCapturesLandsInTheOwnersGraph
 // enqueuing nothing, until the owner's capture ends.
 TEST_F(CudaPlatformTest,
        ALaunchThatMustFollowAStreamItsOwnerNowCapturesIsRefusedUntilTheCaptureEnds) {
-  const std::int32_t id = prepare(builtin("fill"), true);
-  const FakeCuda &fake = platform_fake_cuda();
+  std::int32_t id = -1;
   cudaStream_t native = nullptr;
-  ASSERT_EQ(fake.api().stream_create_with_flags(&native, cudaStreamNonBlocking), cudaSuccess);
   rrt_stream_t wrapped = nullptr;
-  ASSERT_EQ(rrt_stream_wrap_native(ctx_, native, &wrapped), RRT_OK);
+  ASSERT_NO_FATAL_FAILURE(launch_then_owner_capture(true, &id, &native, &wrapped));
   const rrt_run_args_t launch = args();
-  ASSERT_EQ(rrt_kernel_launch(ctx_, id, &launch, wrapped), RRT_OK) << last_message();
-  ASSERT_EQ(fake.api().stream_begin_capture(native, cudaStreamCaptureModeThreadLocal), cudaSuccess);
   EXPECT_EQ(rrt_kernel_launch(ctx_, id, &launch, stream_), RRT_ERR_INVALID_STATE)
       << "a launch went on without following the captured stream's earlier launch";
   EXPECT_NE(last_message().find("must follow the context's last launch"), std::string::npos)
       << last_message();
-  cudaGraph_t graph = nullptr;
-  ASSERT_EQ(fake.api().stream_end_capture(native, &graph), cudaSuccess);
-  EXPECT_EQ(fake.api().graph_destroy(graph), cudaSuccess);
+  end_owner_capture_and_destroy(native, wrapped);
   EXPECT_EQ(rrt_kernel_launch(ctx_, id, &launch, stream_), RRT_OK) << last_message();
   EXPECT_EQ(rrt_stream_synchronize(stream_), RRT_OK);
-  EXPECT_EQ(rrt_stream_destroy(wrapped), RRT_OK);
-  EXPECT_EQ(fake.api().stream_destroy(native), cudaSuccess);
 }
 
 TEST_F(CudaPlatformTest, ForeignMemoryIsAdmittedOnlyWhollyAndGoesStaleWhenUnregistered) {
