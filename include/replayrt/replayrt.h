@@ -319,7 +319,11 @@ RRT_API rrt_status_t rrt_stream_native_handle(rrt_stream_t stream, void **out);
    overlaps memory replayrt already tracks, or is not device memory of the context's device;
    RRT_ERR_UNSUPPORTED on the simulator. */
 RRT_API rrt_status_t rrt_device_register(rrt_context_t ctx, void *device_ptr, size_t bytes);
-/* RRT_ERR_INVALID_ARGUMENT unless `device_ptr` is the start of a live registration. */
+/* Ends a registration. Work queued on the context's streams may still use the memory, so the
+   unregister first waits for every stream's queued work (reporting no failure), ordered with
+   launches, runs and replays on other threads as rrt_device_free is: the memory can go back to
+   its owner once the call returns. RRT_ERR_INVALID_ARGUMENT unless `device_ptr` is the start of
+   a live registration. */
 RRT_API rrt_status_t rrt_device_unregister(rrt_context_t ctx, void *device_ptr);
 
 /* ---- kernels -------------------------------------------------------------------------- */

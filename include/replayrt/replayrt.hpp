@@ -303,8 +303,9 @@ class DeviceBuffer : public DeviceMemory {
    and replays check it like a DeviceBuffer. The memory stays its allocator's: keep it
    allocated while registered. The registration ends when the owner is destroyed or by
    unregister(); every graph that captured the memory is stale from then on
-   (RRT_ERR_STALE_ADDRESS at replay). Ending it does not wait for queued work: free the memory
-   only once the work that uses it is done. */
+   (RRT_ERR_STALE_ADDRESS at replay). Ending it first waits for the work queued on the
+   context's streams, as rrt_device_unregister does, so the memory can be freed once it
+   returns. */
 class DeviceRegistration : public DeviceMemory {
  public:
   DeviceRegistration() = default;

@@ -715,9 +715,9 @@ PYBIND11_MODULE(_replayrt, m) {
       "are stale from then on (StaleAddressError at replay), and using it is a ValueError.")
       .def(
           "close", [](RegisteredArray &a) { a.foreign->registration.unregister(); },
-          "Ends the registration (rrt_device_unregister); closing again does nothing. It does "
-          "not wait for queued work: the producer stays held until this object is collected, "
-          "which streams and graphs that used it delay.")
+          "Ends the registration (rrt_device_unregister), after the work queued on the "
+          "context's streams has run; closing again does nothing. The producer stays held "
+          "until this object is collected, which graphs that used it delay.")
       .def_property_readonly("closed",
                              [](const RegisteredArray &a) { return !a.foreign->registration; })
       .def_property_readonly(

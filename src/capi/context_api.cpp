@@ -117,10 +117,7 @@ RRT_API rrt_status_t rrt_context_finalize(rrt_context_t ctx) {
     std::vector<replayrt::Stream *> streams;
     {
       const std::lock_guard<std::mutex> lock(ctx->mutex);
-      streams.reserve(ctx->streams.size());
-      for (rrt_stream_s *stream : ctx->streams) {
-        streams.push_back(stream->stream.get());
-      }
+      streams = replayrt::capi::streams_of(*ctx);
     }
     return ctx->engine->finalize(streams);
   });
@@ -186,12 +183,8 @@ RRT_API rrt_status_t rrt_device_free(rrt_context_t ctx, void *device_ptr) {
                                             device_ptr));
     }
     // Queued work may still use the buffer: the free waits for every stream of the context.
-    std::vector<replayrt::Stream *> streams;
-    streams.reserve(ctx->streams.size());
-    for (rrt_stream_s *stream : ctx->streams) {
-      streams.push_back(stream->stream.get());
-    }
-    RRT_RETURN_IF_ERROR(ctx->engine->free_caller_buffer(device_ptr, streams));
+    RRT_RETURN_IF_ERROR(
+        ctx->engine->free_caller_buffer(device_ptr, replayrt::capi::streams_of(*ctx)));
     ctx->caller_allocations.erase(it);
     return Status::ok();
   });

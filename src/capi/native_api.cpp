@@ -1,8 +1,10 @@
 // Native interop: native kernel launchers, wrapped native streams, foreign device memory.
 #include <memory>
+#include <mutex>
 
 #include "capi/api_guard.h"
 #include "capi/handles.h"
+#include "capi/stream_lookup.h"
 #include "common/format.h"
 
 using replayrt::Status;
@@ -86,7 +88,10 @@ RRT_API rrt_status_t rrt_device_unregister(rrt_context_t ctx, void *device_ptr) 
   return guarded("rrt_device_unregister", [&]() -> Status {
     RRT_RETURN_IF_ERROR(require_non_null(ctx, "ctx"));
     RRT_RETURN_IF_ERROR(require_non_null(device_ptr, "device_ptr"));
-    return ctx->engine->unregister_foreign(device_ptr);
+    // Queued work may still use the memory: the unregister waits for every stream of the
+    // context, as rrt_device_free does.
+    const std::lock_guard<std::mutex> lock(ctx->mutex);
+    return ctx->engine->unregister_foreign(device_ptr, replayrt::capi::streams_of(*ctx));
   });
 }
 

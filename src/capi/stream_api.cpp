@@ -23,6 +23,15 @@ Status check_stream_of(const rrt_context_s *ctx, const rrt_stream_s *stream) {
   return Status::ok();
 }
 
+std::vector<Stream *> streams_of(const rrt_context_s &ctx) {
+  std::vector<Stream *> streams;
+  streams.reserve(ctx.streams.size());
+  for (rrt_stream_s *stream : ctx.streams) {
+    streams.push_back(stream->stream.get());
+  }
+  return streams;
+}
+
 }  // namespace replayrt::capi
 
 namespace {

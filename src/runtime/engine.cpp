@@ -49,11 +49,21 @@ bool Engine::holds_device_range(const void *ptr, std::size_t bytes) const {
 
 Status Engine::free_caller_buffer(void *buffer, std::span<Stream *const> caller_streams) {
   const std::lock_guard<std::mutex> lock(order_.mutex());
+  RRT_RETURN_IF_ERROR(wait_for_queued_work(caller_streams));
+  return device_->free(buffer);
+}
+
+Status Engine::unregister_foreign(void *ptr, std::span<Stream *const> caller_streams) {
+  const std::lock_guard<std::mutex> lock(order_.mutex());
+  RRT_RETURN_IF_ERROR(wait_for_queued_work(caller_streams));
+  return device_->unregister_foreign(ptr);
+}
+
+Status Engine::wait_for_queued_work(std::span<Stream *const> caller_streams) {
   for (Stream *stream : caller_streams) {
     RRT_RETURN_IF_ERROR(stream->wait_idle());
   }
-  RRT_RETURN_IF_ERROR(pipeline_->wait_own_streams_idle());
-  return device_->free(buffer);
+  return pipeline_->wait_own_streams_idle();
 }
 
 Status Engine::program_init() {

@@ -90,11 +90,14 @@ class Engine {
     return device_->wrap_native_stream(native_stream, out);
   }
   Status create_event(std::unique_ptr<Event> *out) { return device_->create_event(out); }
-  // Device::register_foreign and unregister_foreign.
+  // Device::register_foreign.
   Status register_foreign(void *ptr, std::size_t bytes) {
     return device_->register_foreign(ptr, bytes);
   }
-  Status unregister_foreign(void *ptr) { return device_->unregister_foreign(ptr); }
+  // Device::unregister_foreign, in order with every launch, run and replay as
+  // free_caller_buffer frees: work admitted before it has completed when the memory goes back
+  // to its owner, and work admitted after it finds the memory unregistered. Needs no ticket.
+  Status unregister_foreign(void *ptr, std::span<Stream *const> caller_streams);
   // True when [ptr, ptr + bytes) lies inside one live allocation of the device (always, for
   // an empty range).
   bool holds_device_range(const void *ptr, std::size_t bytes) const;
@@ -190,6 +193,9 @@ class Engine {
 
   using CallableRecord = CallableTable::Record;
 
+  // Waits for the work queued on `caller_streams` and on the engine's own streams, reporting
+  // no failure. The caller holds the admission lock.
+  Status wait_for_queued_work(std::span<Stream *const> caller_streams);
   // The record of a prepared callable; CALLABLE_NOT_RESIDENT otherwise.
   Status find_callable(std::int32_t id, const CallableRecord **out) const;
   // Places a prepared callable's executable (and, in kernel mode, its resident image) into

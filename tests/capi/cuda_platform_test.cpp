@@ -1,8 +1,11 @@
 // What the C ABI promises on CUDA and nowhere else, on the fake CUDA platform: device faults,
 // captures bound to their thread, lazy module loading, streams captured by their owner, and
 // foreign device memory.
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <future>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -24,6 +27,17 @@ using replayrt::testing::run_args;
 
 constexpr std::uint64_t kFloats = 64;
 constexpr std::uint64_t kBytes = kFloats * 4;
+
+// A native launcher of the fake kernel `user` (its registration token), one pointer parameter:
+// the task's first tensor.
+int launch_fake_kernel(const rrt_kernel_args_t *args, void *stream, void *user) {
+  void *pointer = args->tensors[0];
+  void *parameters[] = {&pointer};
+  return platform_fake_cuda().api().launch_kernel(user, dim3(1), dim3(1), parameters, 0,
+                                                  static_cast<cudaStream_t>(stream)) == cudaSuccess
+             ? 0
+             : 1;
+}
 
 // A kernel-mode CUDA context with one callable of one task over one INOUT tensor.
 class CudaPlatformTest : public ::testing::Test {
@@ -74,6 +88,18 @@ class CudaPlatformTest : public ::testing::Test {
     std::int32_t id = -1;
     EXPECT_EQ(rrt_kernel_lookup(ctx_, name, &id), RRT_OK);
     return id;
+  }
+
+  // Registers `kernel` (one pointer parameter) with the fake under `token`, and with the
+  // context as a native kernel of its name that launches it; returns the callable over it.
+  std::int32_t prepare_fake_kernel(replayrt::testing::FakeKernel kernel, char *token) {
+    kernel.parameter_sizes = {sizeof(void *)};
+    const std::string name = kernel.name;
+    platform_fake_cuda().register_kernel(token, std::move(kernel));
+    std::int32_t native = -1;
+    EXPECT_EQ(rrt_kernel_register_native(ctx_, name.c_str(), &launch_fake_kernel, token, &native),
+              RRT_OK);
+    return prepare(native);
   }
 
   // Prepares a one-task `fill` callable into *id, wraps a new native stream of the fake device
@@ -177,27 +203,14 @@ TEST_F(CudaPlatformTest, ACaptureIsEndedAndItsStreamDestroyedOnlyOnItsOwnThread)
 }
 
 // A user kernel whose module loads lazily: its first launch inside a capture would load it.
-const char kLazyKernel = 0;
-
-int launch_lazy(const rrt_kernel_args_t *args, void *stream, void * /*user*/) {
-  void *pointer = args->tensors[0];
-  void *parameters[] = {&pointer};
-  return platform_fake_cuda().api().launch_kernel(&kLazyKernel, dim3(1), dim3(1), parameters, 0,
-                                                  static_cast<cudaStream_t>(stream)) == cudaSuccess
-             ? 0
-             : 1;
-}
+char lazy_kernel_token = 0;
 
 TEST_F(CudaPlatformTest, AKernelFirstLaunchedInsideACaptureMustBeWarmedUpFirst) {
   replayrt::testing::FakeKernel kernel;
   kernel.name = "lazy";
-  kernel.parameter_sizes = {sizeof(void *)};
   kernel.other_module = true;
   kernel.loaded = false;
-  platform_fake_cuda().register_kernel(&kLazyKernel, std::move(kernel));
-  std::int32_t lazy = -1;
-  ASSERT_EQ(rrt_kernel_register_native(ctx_, "lazy", &launch_lazy, nullptr, &lazy), RRT_OK);
-  const std::int32_t id = prepare(lazy);
+  const std::int32_t id = prepare_fake_kernel(std::move(kernel), &lazy_kernel_token);
   const rrt_run_args_t launch = args();
   ASSERT_EQ(rrt_stream_begin_capture(stream_), RRT_OK);
   EXPECT_EQ(rrt_kernel_launch(ctx_, id, &launch, stream_), RRT_ERR_KERNEL_FAILED);
@@ -208,7 +221,8 @@ TEST_F(CudaPlatformTest, AKernelFirstLaunchedInsideACaptureMustBeWarmedUpFirst) 
   EXPECT_EQ(graph, nullptr);
   // Warmed up (here by cudaFuncGetAttributes), the same capture succeeds.
   cudaFuncAttributes attributes{};
-  ASSERT_EQ(platform_fake_cuda().api().func_get_attributes(&attributes, &kLazyKernel), cudaSuccess);
+  ASSERT_EQ(platform_fake_cuda().api().func_get_attributes(&attributes, &lazy_kernel_token),
+            cudaSuccess);
   ASSERT_EQ(rrt_stream_begin_capture(stream_), RRT_OK);
   ASSERT_EQ(rrt_kernel_launch(ctx_, id, &launch, stream_), RRT_OK) << last_message();
   ASSERT_EQ(rrt_stream_end_capture(stream_, &graph), RRT_OK) << last_message();
@@ -269,6 +283,47 @@ TEST_F(CudaPlatformTest, ForeignMemoryIsAdmittedOnlyWhollyAndGoesStaleWhenUnregi
   EXPECT_EQ(rrt_graph_replay(graph, stream_), RRT_ERR_STALE_ADDRESS);
   EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
   EXPECT_EQ(fake.api().free(foreign), cudaSuccess);
+}
+
+// A kernel that waits until its gate opens (the host's release), then marks that it ran.
+struct KernelGate {
+  std::atomic<int> open{0};
+  std::atomic<bool> ran{false};
+};
+char gated_kernel_token = 0;
+
+void run_gated(const replayrt::testing::FakeKernelLaunch & /*launch*/, void *context) {
+  auto &gate = *static_cast<KernelGate *>(context);
+  gate.open.wait(0, std::memory_order_acquire);
+  gate.ran.store(true, std::memory_order_release);
+}
+
+// Foreign memory goes back to its owner when unregistered: work queued on it before must have
+// run by then, so unregister waits for it, as rrt_device_free does.
+TEST_F(CudaPlatformTest, UnregisterWaitsForTheWorkQueuedOnTheForeignMemory) {
+  KernelGate gate;
+  replayrt::testing::FakeKernel kernel;
+  kernel.name = "gated";
+  kernel.run = &run_gated;
+  kernel.context = &gate;
+  const std::int32_t id = prepare_fake_kernel(std::move(kernel), &gated_kernel_token);
+  void *foreign = nullptr;
+  ASSERT_EQ(platform_fake_cuda().api().malloc(&foreign, kBytes), cudaSuccess);
+  ASSERT_EQ(rrt_device_register(ctx_, foreign, kBytes), RRT_OK) << last_message();
+  const rrt_tensor_arg_t tensor{foreign, kBytes, RRT_SPACE_DEVICE};
+  const rrt_run_args_t launch = run_args({&tensor, 1});
+  ASSERT_EQ(rrt_kernel_launch(ctx_, id, &launch, stream_), RRT_OK) << last_message();
+
+  std::future<rrt_status_t> unregistered =
+      std::async(std::launch::async, [&] { return rrt_device_unregister(ctx_, foreign); });
+  EXPECT_EQ(unregistered.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout)
+      << "unregister returned while a launch on the memory was still queued";
+  gate.open.store(1, std::memory_order_release);
+  gate.open.notify_all();
+  EXPECT_EQ(unregistered.get(), RRT_OK);
+  EXPECT_TRUE(gate.ran.load(std::memory_order_acquire));
+  EXPECT_EQ(rrt_stream_synchronize(stream_), RRT_OK);
+  EXPECT_EQ(platform_fake_cuda().api().free(foreign), cudaSuccess);
 }
 
 }  // namespace
