@@ -481,6 +481,35 @@ py::dtype dtype_from_dlpack(const DLDataType &type) {
   return py::dtype(type.code == kDLBool ? name : name + std::to_string(type.bits));
 }
 
+// DeviceArray.__dlpack__ with the array API standard's keywords. The capsule is always the
+// unversioned one (the standard has a consumer that asks for `max_version` check what it got)
+// and always a view: copy=True, another device than the array's, or a stream for CPU memory
+// (the simulator's: the standard allows only None there) is a BufferError. On CUDA the stream
+// orders nothing: the caller synchronizes the replayrt stream that wrote the array first.
+py::capsule dlpack_export(const DeviceArray &array, const py::object &stream,
+                          const py::object & /*max_version*/, const py::object &dl_device,
+                          const py::object &copy) {
+  const DLDevice device = dlpack_device(array);
+  if (!copy.is_none() && copy.cast<bool>()) {
+    throw py::buffer_error("replayrt: a DeviceArray's DLPack export never copies (copy=True)");
+  }
+  if (!dl_device.is_none()) {
+    const auto requested = dl_device.cast<std::pair<int, int>>();
+    if (requested.first != device.device_type || requested.second != device.device_id) {
+      throw py::buffer_error(
+          "replayrt: the array is on DLPack device (" + std::to_string(device.device_type) + ", " +
+          std::to_string(device.device_id) + "), not device (" + std::to_string(requested.first) +
+          ", " + std::to_string(requested.second) + "); the export never copies");
+    }
+  }
+  if (device.device_type == kDLCPU && !stream.is_none()) {
+    throw py::buffer_error(
+        "replayrt: a stream is given for CPU memory (the simulator's arrays); the DLPack "
+        "standard allows only stream=None there");
+  }
+  return dlpack_capsule(array);
+}
+
 // The bytes of a C-contiguous DLPack tensor (compact row-major: no strides, or the strides of
 // one, extents of 1 aside); TypeError for any other layout.
 std::size_t contiguous_bytes(const DLTensor &tensor, std::size_t itemsize) {
@@ -692,9 +721,9 @@ PYBIND11_MODULE(_replayrt, m) {
              }
              a.live().upload(contiguous.data(), a.bytes);
            })
-      .def(
-          "__dlpack__", [](const DeviceArray &a, const py::object &) { return dlpack_capsule(a); },
-          py::arg("stream") = py::none())
+      .def("__dlpack__", &dlpack_export, py::arg("stream") = py::none(), py::kw_only(),
+           py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(),
+           py::arg("copy") = py::none())
       .def("__dlpack_device__",
            [](const DeviceArray &a) {
              const DLDevice device = dlpack_device(a);

@@ -29,6 +29,24 @@ def test_numpy_views_a_device_array_through_dlpack_without_a_copy():
     np.testing.assert_array_equal(view, np.full((2, 3), 7))  # the view holds the buffer
 
 
+def test_dlpack_export_takes_the_standards_keywords_and_never_copies():
+    ctx = replayrt.Context()
+    ctx.program_init()
+    array = ctx.empty([4], np.float32)
+    array.upload(np.arange(4, dtype=np.float32))
+    # A consumer that asks for DLPack 1.x gets the unversioned capsule, which it must accept.
+    view = torch.utils.dlpack.from_dlpack(array.__dlpack__(max_version=(1, 0)))
+    assert torch.equal(view, torch.arange(4, dtype=torch.float32))
+    view = torch.utils.dlpack.from_dlpack(array.__dlpack__(dl_device=(1, 0), copy=False))
+    assert torch.equal(view, torch.arange(4, dtype=torch.float32))
+    with pytest.raises(BufferError, match="never copies"):
+        array.__dlpack__(copy=True)
+    with pytest.raises(BufferError, match=r"device \(2, 0\)"):
+        array.__dlpack__(dl_device=(2, 0))
+    with pytest.raises(BufferError, match="stream"):
+        array.__dlpack__(stream=1)
+
+
 def test_torch_views_a_device_array_through_dlpack_and_sees_a_replay_write_it():
     ctx = replayrt.Context()
     step = scale(8, 2.0)
