@@ -112,6 +112,49 @@ TEST_F(EngineTest, KernelLaunchesAndReplaysMakeNoDeviceAllocationOrFree) {
   EXPECT_TRUE(sim_.free(device_out).is_ok());
 }
 
+// A launch on another thread that arrives between the end of a stream's ordered work and the
+// start of its capture (begin_capture's `prepare` runs there) waits for the capture to begin,
+// so it is captured: it neither runs now nor makes the capturing stream the last ordered one.
+TEST_F(EngineTest, ALaunchArrivingWhileACaptureBeginsIsCapturedNotRun) {
+  ASSERT_TRUE(kernel_init(*engine_, plan_for(256, 2048)).is_ok());
+  const std::int32_t id = prepare_doubling(256);
+  void *device_in = sim_.allocate(1024);
+  void *device_out = sim_.allocate(1024);
+  const std::vector<float> ones(256, 1.0F);
+  ASSERT_TRUE(sim_.copy_host_to_device(device_in, ones.data(), 1024).is_ok());
+  const std::vector<float> zeros(256, 0.0F);
+  ASSERT_TRUE(sim_.copy_host_to_device(device_out, zeros.data(), 1024).is_ok());
+  const std::vector<TensorArg> tensors = {{device_in, 1024, RRT_SPACE_DEVICE},
+                                          {device_out, 1024, RRT_SPACE_DEVICE}};
+  std::unique_ptr<Stream> stream;
+  ASSERT_TRUE(sim_.create_stream(&stream).is_ok());
+
+  std::future<Status> launched;
+  const auto launch_meanwhile = [&] {
+    launched = std::async(std::launch::async, [&] {
+      return engine_->kernel_launch(id, RunArgsView{tensors, {}}, *stream);
+    });
+    // Long enough for a launch that is not held back to have been enqueued.
+    (void)launched.wait_for(std::chrono::milliseconds(200));
+  };
+  ASSERT_TRUE(engine_->begin_capture(*stream, launch_meanwhile).is_ok());
+  ASSERT_TRUE(launched.get().is_ok());
+  std::unique_ptr<Graph> graph;
+  ASSERT_TRUE(stream->end_capture(&graph).is_ok());
+  ASSERT_TRUE(stream->synchronize().is_ok());
+  std::vector<float> out(256, -1.0F);
+  ASSERT_TRUE(sim_.copy_device_to_host(out.data(), device_out, 1024).is_ok());
+  EXPECT_FLOAT_EQ(out[0], 0.0F) << "the launch ran before the capture began";
+  ASSERT_TRUE(engine_->replay(*graph, *stream).is_ok());
+  ASSERT_TRUE(stream->synchronize().is_ok());
+  ASSERT_TRUE(sim_.copy_device_to_host(out.data(), device_out, 1024).is_ok());
+  EXPECT_FLOAT_EQ(out[0], 3.0F) << "the capture does not hold the launch";
+  graph.reset();
+  stream.reset();
+  EXPECT_TRUE(sim_.free(device_in).is_ok());
+  EXPECT_TRUE(sim_.free(device_out).is_ok());
+}
+
 TEST_F(EngineTest, LaunchNeedingMoreStagingThanPlannedIsRefusedAndChangesNothing) {
   ASSERT_TRUE(kernel_init(*engine_, plan_for(256, 1024)).is_ok());
   const std::int32_t id = prepare_doubling(256);
