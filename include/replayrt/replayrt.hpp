@@ -15,10 +15,12 @@
      destructors never do:
      a destructor's failure is what the explicit call would have thrown (Stream::destroy,
      DeviceBuffer::free, DeviceRegistration::unregister, Run::finalize report it), and is
-     otherwise dropped.
+     otherwise dropped. A call on an empty, freed or moved-from owner throws rrt::Error
+     (RRT_ERR_INVALID_ARGUMENT, as the C ABI answers a null handle).
    - A callable builder (CallableBuilder): parameters, intermediates, scalars, views and device
      values by name, tasks by kernel name, resolved against a context when the descriptor is
-     made (Context::prepare, Context::fit_kernel_config).
+     made (Context::prepare, Context::fit_kernel_config). A refused declaration (a taken name,
+     a bad shape) throws and changes nothing.
    - A capture scope: Stream::capture(body) ends the capture on every path and returns the
      graph; an exception from the body discards the capture and propagates.
    - Native interop (CUDA contexts): Context::wrap_stream, Stream::native_handle and
@@ -120,6 +122,12 @@ class ContextState {
   rrt_context_t handle_;
 };
 
+/* The context handle of an owner's state; null for an empty owner (none), which the C ABI
+   refuses with RRT_ERR_INVALID_ARGUMENT. */
+inline rrt_context_t handle_of(const std::shared_ptr<ContextState> &context) noexcept {
+  return context != nullptr ? context->handle() : nullptr;
+}
+
 /* An event's handle, shared by its owner and the graphs that record or wait on it. */
 class EventState {
  public:
@@ -204,11 +212,11 @@ class DeviceMemory {
 
   /* Synchronous copies (rrt_memcpy_h2d / _d2h with no stream): not ordered with queued work. */
   void upload(const void *source, std::size_t bytes, std::size_t offset = 0) const {
-    detail::check(rrt_memcpy_h2d(context_->handle(), static_cast<std::byte *>(address_) + offset,
+    detail::check(rrt_memcpy_h2d(context_handle(), static_cast<std::byte *>(address_) + offset,
                                  source, bytes, nullptr));
   }
   void download(void *destination, std::size_t bytes, std::size_t offset = 0) const {
-    detail::check(rrt_memcpy_d2h(context_->handle(), destination,
+    detail::check(rrt_memcpy_d2h(context_handle(), destination,
                                  static_cast<const std::byte *>(address_) + offset, bytes,
                                  nullptr));
   }
@@ -239,7 +247,7 @@ class DeviceMemory {
     return *this;
   }
 
-  rrt_context_t context_handle() const noexcept { return context_->handle(); }
+  rrt_context_t context_handle() const noexcept { return detail::handle_of(context_); }
   /* Empties the owner (after it freed or unregistered the memory). */
   void clear() noexcept {
     address_ = nullptr;
@@ -457,13 +465,13 @@ class Stream {
      and the host array must stay valid for every replay. */
   void upload(const DeviceMemory &destination, const void *source, std::size_t bytes,
               std::size_t offset = 0) const {
-    detail::check(rrt_memcpy_h2d(context_->handle(),
+    detail::check(rrt_memcpy_h2d(detail::handle_of(context_),
                                  static_cast<std::byte *>(destination.data()) + offset, source,
                                  bytes, handle_));
   }
   void download(void *destination, const DeviceMemory &source, std::size_t bytes,
                 std::size_t offset = 0) const {
-    detail::check(rrt_memcpy_d2h(context_->handle(), destination,
+    detail::check(rrt_memcpy_d2h(detail::handle_of(context_), destination,
                                  static_cast<const std::byte *>(source.data()) + offset, bytes,
                                  handle_));
   }
@@ -670,19 +678,23 @@ class CallableBuilder {
 
   Operand param(std::string name, rrt_dtype_t dtype, const Shape &shape, rrt_direction_t direction,
                 rrt_param_space_t space = RRT_PARAM_SPACE_ANY) {
-    rrt_tensor_desc_t tensor = make_tensor(dtype, shape);
-    tensor.direction = direction;
-    tensor.space = space;
-    params_.push_back(tensor);
-    return add_name(std::move(name), RRT_OPERAND_PARAM, params_.size() - 1);
+    return add_named(std::move(name), RRT_OPERAND_PARAM, [&] {
+      rrt_tensor_desc_t tensor = make_tensor(dtype, shape);
+      tensor.direction = direction;
+      tensor.space = space;
+      params_.push_back(tensor);
+      return params_.size() - 1;
+    });
   }
   Operand param(std::string name, rrt_dtype_t dtype, std::initializer_list<std::uint64_t> shape,
                 rrt_direction_t direction, rrt_param_space_t space = RRT_PARAM_SPACE_ANY) {
     return param(std::move(name), dtype, Shape(shape), direction, space);
   }
   Operand intermediate(std::string name, rrt_dtype_t dtype, const Shape &shape) {
-    intermediates_.push_back(make_tensor(dtype, shape));
-    return add_name(std::move(name), RRT_OPERAND_INTERMEDIATE, intermediates_.size() - 1);
+    return add_named(std::move(name), RRT_OPERAND_INTERMEDIATE, [&] {
+      intermediates_.push_back(make_tensor(dtype, shape));
+      return intermediates_.size() - 1;
+    });
   }
   Operand intermediate(std::string name, rrt_dtype_t dtype,
                        std::initializer_list<std::uint64_t> shape) {
@@ -690,7 +702,8 @@ class CallableBuilder {
   }
   /* A scalar whose value each run or launch passes (Args::scalar), in declaration order. */
   Operand scalar(std::string name) {
-    return add_name(std::move(name), RRT_OPERAND_SCALAR, num_scalars_++);
+    return add_named(std::move(name), RRT_OPERAND_SCALAR,
+                     [&] { return static_cast<std::size_t>(num_scalars_++); });
   }
   /* `shape` elements of `base` (a parameter or intermediate), `offset` elements in. */
   Operand view(std::string name, const Operand &base, const Shape &shape, std::uint64_t offset) {
@@ -717,8 +730,10 @@ class CallableBuilder {
   /* Element `element` of `source` (a parameter or intermediate), read when the task runs. */
   Operand device_value(std::string name, const Operand &source, std::uint64_t element) {
     require(is_tensor_base(source), "a device value's source must be a parameter or intermediate");
-    device_values_.push_back({source.raw().kind, source.raw().index, element});
-    return add_name(std::move(name), RRT_OPERAND_DEVICE_VALUE, device_values_.size() - 1);
+    return add_named(std::move(name), RRT_OPERAND_DEVICE_VALUE, [&] {
+      device_values_.push_back({source.raw().kind, source.raw().index, element});
+      return device_values_.size() - 1;
+    });
   }
 
   /* A task of the kernel registered (or built in) under `kernel`, in program order: tensors
@@ -813,27 +828,34 @@ class CallableBuilder {
     tensor.space = RRT_PARAM_SPACE_ANY;
     return tensor;
   }
-  Operand add_name(std::string name, rrt_operand_kind_t kind, std::size_t index) {
+  /* Declares an operand named `name`: refused (changing nothing) when the name is taken;
+     otherwise `append` adds the operand to its list and returns its index there. A refusal
+     inside `append` (a bad shape) changes nothing either. */
+  template <typename Append>
+  Operand add_named(std::string name, rrt_operand_kind_t kind, Append append) {
     for (const Named &named : names_) {
       require(named.name != name, "two operands share a name");
     }
-    const Operand operand(rrt_operand_t{kind, static_cast<std::uint32_t>(index)});
+    names_.reserve(names_.size() + 1);
+    const Operand operand(rrt_operand_t{kind, static_cast<std::uint32_t>(append())});
     names_.push_back({std::move(name), operand});
     return operand;
   }
   Operand add_view(std::string name, const Operand &base, const Shape &shape, std::uint64_t offset,
                    std::int32_t offset_value, std::uint64_t stride, std::uint64_t max) {
     require(is_tensor_base(base), "a view's base must be a parameter or intermediate");
-    rrt_view_desc_t view{};
-    view.base_kind = base.raw().kind;
-    view.base_index = base.raw().index;
-    copy_shape(shape, &view.ndim, view.shape);
-    view.offset = offset;
-    view.offset_value = offset_value;
-    view.offset_stride = stride;
-    view.offset_value_max = max;
-    views_.push_back(view);
-    return add_name(std::move(name), RRT_OPERAND_VIEW, views_.size() - 1);
+    return add_named(std::move(name), RRT_OPERAND_VIEW, [&] {
+      rrt_view_desc_t view{};
+      view.base_kind = base.raw().kind;
+      view.base_index = base.raw().index;
+      copy_shape(shape, &view.ndim, view.shape);
+      view.offset = offset;
+      view.offset_value = offset_value;
+      view.offset_stride = stride;
+      view.offset_value_max = max;
+      views_.push_back(view);
+      return views_.size() - 1;
+    });
   }
 
   rrt_bind_strategy_t bind_;
@@ -986,7 +1008,8 @@ class Context {
     return timings;
   }
 
-  rrt_context_t handle() const noexcept { return state_->handle(); }
+  /* Null for a moved-from context, which the C ABI refuses (RRT_ERR_INVALID_ARGUMENT). */
+  rrt_context_t handle() const noexcept { return detail::handle_of(state_); }
 
  private:
   std::shared_ptr<detail::ContextState> state_;

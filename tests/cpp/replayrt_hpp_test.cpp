@@ -318,6 +318,61 @@ TEST(CppApiTest, TheBuilderFindsOperandsByNameAndRefusesMistakes) {
   expect_refused([&] { b.view("bad", x, {2}, 0, x, 1, 1); }, "a tensor as an offset value");
 }
 
+// A refused declaration adds nothing: the operands declared after it keep their indices.
+TEST(CppApiTest, ARefusedDeclarationLeavesTheBuilderAsItWas) {
+  rrt::CallableBuilder b;
+  const rrt::Operand x = b.param("x", RRT_DTYPE_F32, {4}, RRT_DIR_IN);
+  const rrt::Operand s = b.scalar("s");
+  (void)b.intermediate("t", RRT_DTYPE_F32, {4});
+  (void)b.device_value("v", x, 0);
+  (void)b.view("w", x, {2}, 0);
+  EXPECT_THROW(b.param("x", RRT_DTYPE_F32, {4}, RRT_DIR_IN), rrt::Error);
+  EXPECT_THROW(b.scalar("s"), rrt::Error);
+  EXPECT_THROW(b.intermediate("x", RRT_DTYPE_F32, {4}), rrt::Error);
+  EXPECT_THROW(b.device_value("s", x, 1), rrt::Error);
+  EXPECT_THROW(b.view("t", x, {2}, 2), rrt::Error);
+  EXPECT_EQ(b.param("y", RRT_DTYPE_F32, {4}, RRT_DIR_OUT).raw().index, x.raw().index + 1);
+  EXPECT_EQ(b.scalar("s2").raw().index, s.raw().index + 1);
+  EXPECT_EQ(b.intermediate("t2", RRT_DTYPE_F32, {4}).raw().index, 1u);
+  EXPECT_EQ(b.device_value("v2", x, 1).raw().index, 1u);
+  EXPECT_EQ(b.view("w2", x, {2}, 2).raw().index, 1u);
+  EXPECT_EQ(b.param_dtypes().size(), 2u);
+}
+
+// An empty, freed or moved-from owner refuses a call with rrt::Error (the C ABI's
+// RRT_ERR_INVALID_ARGUMENT for a null handle), never a crash.
+TEST(CppApiTest, AnEmptyOwnerRefusesCallsWithAnError) {
+  const auto expect_refused = [](const auto &call, const char *what) {
+    try {
+      call();
+      ADD_FAILURE() << what << " went through";
+    } catch (const rrt::Error &error) {
+      EXPECT_EQ(error.code(), RRT_ERR_INVALID_ARGUMENT) << what;
+    }
+  };
+  std::vector<float> host(4, 1.0F);
+  rrt::Context ctx;
+  ctx.program_init();
+  rrt::DeviceBuffer empty;
+  expect_refused([&] { empty.upload(host); }, "an upload into an empty buffer");
+  expect_refused([&] { empty.download(host); }, "a download from an empty buffer");
+  rrt::DeviceBuffer freed = ctx.allocate(16);
+  freed.free();
+  expect_refused([&] { freed.upload(host); }, "an upload into a freed buffer");
+  rrt::Stream stream = ctx.stream();
+  rrt::Stream taken = std::move(stream);
+  rrt::DeviceBuffer buffer = ctx.allocate(16);
+  // NOLINTBEGIN(bugprone-use-after-move): the moved-from owners are what the test calls
+  expect_refused([&] { stream.upload(buffer, host.data(), 16); },
+                 "an upload on a moved-from stream");
+  expect_refused([&] { stream.download(host.data(), buffer, 16); },
+                 "a download on a moved-from stream");
+  rrt::Context moved_to = std::move(ctx);
+  expect_refused([&] { (void)ctx.stats(); }, "stats of a moved-from context");
+  // NOLINTEND(bugprone-use-after-move)
+  taken.synchronize();
+}
+
 TEST(CppApiTest, AViewWithADeviceValueOffsetReadsTheRowTheValueNames) {
   constexpr std::uint64_t kRows = 4;
   constexpr std::uint64_t kCols = 16;
