@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 
 #include "platform/device.h"
 #include "platform/sim/spin_wait.h"
@@ -19,11 +20,12 @@ namespace replayrt::sim {
 // (begin_record) and, when the record executes, marks it complete together with the failure
 // it carries: the recording stream's StickyFailure and the serial of the failure pending
 // then, 0 for none (complete_record). A wait binds to the latest sequence number at its
-// enqueue and is satisfied once a record with that number or a later one has executed. When
-// records of one event run on several streams at once, "later" means a higher sequence
-// number, whichever stream it ran on. The carried failure is that of the highest-numbered
-// executed record. A wait on the device never takes the carried failure over: a failure
-// stays on the stream it happened on, and only a host synchronize of the event reports it.
+// enqueue and is satisfied once the record with that number has executed. Records of one
+// event on several streams may execute out of order: a later record executing first
+// satisfies only the waits bound to it, and an earlier one still counts as not executed. The
+// carried failure is that of the highest-numbered executed record. A wait on the device never
+// takes the carried failure over: a failure stays on the stream it happened on, and only a
+// host synchronize of the event reports it.
 //
 // Queued operations and graphs hold this state by shared pointer, so an event may be destroyed
 // while records or waits on it are still queued or captured.
@@ -35,26 +37,41 @@ class SimEventState {
   // The most recent sequence number taken; 0 when the event was never recorded.
   std::uint64_t latest_record() const noexcept;
   // Marks record `sequence` executed, carrying failure `serial` of `origin` (0: none), and
-  // wakes waiters. A record older than one already executed changes nothing.
+  // wakes waiters. The carried failure changes only when no higher-numbered record has
+  // executed yet.
   void complete_record(std::uint64_t sequence, std::shared_ptr<StickyFailure> origin,
                        std::uint64_t serial);
+  // True once record `sequence` has executed (always for 0, no record).
   bool is_complete(std::uint64_t sequence) const noexcept;
-  // Blocks until record `sequence` (or a later one) has executed: spins for up to `budget`,
-  // then parks.
+  // Blocks until record `sequence` has executed: spins for up to `budget`, then parks.
   void wait_for(std::uint64_t sequence,
                 std::chrono::nanoseconds budget = kDefaultSpinBudget) const noexcept;
-  // A host thread's wait for record `sequence` (or a later one), as `policy` says.
+  // A host thread's wait for record `sequence`, as `policy` says.
   void host_wait_for(std::uint64_t sequence, const HostWaitPolicy &policy) const noexcept;
   // Reports the failure carried by the highest-numbered executed record if its stream has not
   // reported it yet (clearing it there); OK otherwise.
   Status report_carried_failure();
 
  private:
+  // True once record `sequence` has executed; the caller holds mutex_.
+  bool is_complete_locked(std::uint64_t sequence) const;
+
   std::atomic<std::uint64_t> recorded_{0};
-  // Written only with mutex_ held, so failure_ always belongs to record completed_.
-  std::atomic<std::uint64_t> completed_{0};
+  // Every record up to this one has executed (written with mutex_ held). Records complete in
+  // order unless one event is recorded on several streams at once, so it is usually the
+  // whole answer.
+  std::atomic<std::uint64_t> executed_through_{0};
+  // Counts completions, for waiters to sleep on: each complete_record advances it and wakes
+  // them to check their record again.
+  std::atomic<std::uint64_t> completions_{0};
   mutable std::mutex mutex_;
-  std::shared_ptr<StickyFailure> origin_;
+  // Executed records above executed_through_ (an earlier one has not executed yet).
+  std::set<std::uint64_t> executed_ahead_;
+  // An executed record could not be added to executed_ahead_ (no host memory): records above
+  // executed_through_ then count as executed once highest_executed_ reaches them.
+  bool ahead_untracked_ = false;
+  std::uint64_t highest_executed_ = 0;
+  std::shared_ptr<StickyFailure> origin_;  // carried by record highest_executed_
   std::uint64_t serial_ = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "platform/sim/sim_event.h"
 
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -118,6 +119,35 @@ TEST_F(SimEventTest, CrossStreamWaitOrdersWork) {
   ASSERT_TRUE(consumer.synchronize().is_ok());
   EXPECT_EQ(observed, 42);
   ASSERT_TRUE(producer.synchronize().is_ok());
+}
+
+// A wait binds to the record that was the most recent when it was enqueued: a later record of
+// the same event on another stream, executed first, does not satisfy it (nor does it make the
+// earlier record count as executed).
+TEST_F(SimEventTest, AWaitIsNotSatisfiedByALaterRecordOnAnotherStream) {
+  Stream &producer = new_stream();
+  Stream &consumer = new_stream();
+  Stream &other = new_stream();
+  Event &event = new_event();
+  Gate &gate = new_gate();
+  int produced = 0;
+  int observed = -1;
+  Transfer transfer{&produced, &observed};
+  ASSERT_TRUE(gate.block(producer).is_ok());
+  ASSERT_TRUE(launch_store(producer, &produced, 42).is_ok());
+  ASSERT_TRUE(producer.record_event(event).is_ok());
+  ASSERT_TRUE(consumer.wait_event(event).is_ok());
+  ASSERT_TRUE(launch_transfer(consumer, transfer).is_ok());
+  ASSERT_TRUE(other.record_event(event).is_ok());
+  ASSERT_TRUE(other.synchronize().is_ok());
+  gate.wait_until_entered();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(consumer.query()) << "the wait went on before the record it was bound to ran";
+  gate.open();
+  ASSERT_TRUE(consumer.synchronize().is_ok());
+  EXPECT_EQ(observed, 42);
+  ASSERT_TRUE(producer.synchronize().is_ok());
+  EXPECT_TRUE(event.query());
 }
 
 TEST_F(SimEventTest, WaitBindsToTheRecordAtEnqueue) {
