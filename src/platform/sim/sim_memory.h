@@ -14,9 +14,10 @@
 namespace replayrt::sim {
 
 struct SimMemoryOptions {
-  // Freed blocks stay poisoned and out of circulation until this many bytes of newer frees
-  // push them out, so a stale address is not silently valid again soon. 0 disables the
-  // quarantine (blocks go back to the host allocator at once).
+  // Freed blocks stay poisoned and out of circulation while the quarantine, oldest first,
+  // holds at most this many bytes: a free evicts the oldest blocks until the total fits again
+  // (a block larger than the limit leaves at once), so a stale address is not silently valid
+  // again soon. 0 disables the quarantine (blocks go back to the host allocator at once).
   std::size_t quarantine_bytes = std::size_t{64} << 20;
 };
 

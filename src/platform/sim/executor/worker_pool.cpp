@@ -4,14 +4,28 @@
 
 namespace replayrt::sim {
 
-WorkerPool::WorkerPool(unsigned helpers) : idle_(helpers) {
+std::thread WorkerPool::start_thread(std::function<void()> body) {
+  return std::thread(std::move(body));
+}
+
+WorkerPool::WorkerPool(unsigned helpers, ThreadStarter start) : idle_(helpers) {
   threads_.reserve(helpers);
-  for (unsigned i = 0; i < helpers; ++i) {
-    threads_.emplace_back([this, i] { helper_loop(i + 1); });
+  try {
+    for (unsigned i = 0; i < helpers; ++i) {
+      threads_.push_back(start([this, i] { helper_loop(i + 1); }));
+    }
+  } catch (...) {
+    // No destructor runs for a pool that was never built: the started helpers stop here.
+    stop_helpers();
+    throw;
   }
 }
 
 WorkerPool::~WorkerPool() {
+  stop_helpers();
+}
+
+void WorkerPool::stop_helpers() noexcept {
   stopping_.store(true, std::memory_order_release);
   invitations_.fetch_add(1, std::memory_order_acq_rel);
   invitations_.notify_all();

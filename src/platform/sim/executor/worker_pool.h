@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -49,7 +50,14 @@ class WorkerPool {
 
   using Job = void (*)(void *context, unsigned worker, const Team &team);
 
-  explicit WorkerPool(unsigned helpers);
+  // Starts one helper thread running `body`. Tests substitute one that fails.
+  using ThreadStarter = std::thread (*)(std::function<void()> body);
+  static std::thread start_thread(std::function<void()> body);
+
+  // Starts `helpers` helper threads with `start`. When one cannot be started, the helpers
+  // started before it are stopped and joined and the starter's exception (std::system_error
+  // from std::thread) propagates.
+  explicit WorkerPool(unsigned helpers, ThreadStarter start = &start_thread);
   ~WorkerPool();
   WorkerPool(const WorkerPool &) = delete;
   WorkerPool &operator=(const WorkerPool &) = delete;
@@ -67,6 +75,8 @@ class WorkerPool {
   static constexpr std::uint64_t kCallsMask = kOpen - 1;
   static constexpr unsigned kRunShift = 32;
 
+  // Asks every started helper to stop and joins it.
+  void stop_helpers() noexcept;
   void invite() noexcept;
   void helper_loop(unsigned worker);
   // True (with one helper call counted) when a run is open.

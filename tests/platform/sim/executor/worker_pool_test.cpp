@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <system_error>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -155,4 +157,29 @@ TEST(WorkerPoolTest, ARunThatFindsTheHelpersBusyRunsAloneAndItsInvitesDoNothing)
 }
 
 }  // namespace
+// Starts threads until `fail_at` have been asked for, then fails as the system does when it
+// has no thread left (std::system_error, resource_unavailable_try_again).
+struct FailingThreadStarter {
+  static inline std::atomic<int> started{0};
+  static inline int fail_at = 0;
+  static std::thread start(std::function<void()> body) {
+    if (started.fetch_add(1) + 1 == fail_at) {
+      throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again));
+    }
+    return std::thread(std::move(body));
+  }
+};
+
+// A helper that cannot be started fails the construction with the system's error, after the
+// helpers started before it have stopped: nothing is left running and nothing terminates.
+TEST(WorkerPoolTest, AHelperThatCannotStartFailsTheConstructionAndStopsTheOthers) {
+  FailingThreadStarter::started = 0;
+  FailingThreadStarter::fail_at = 3;
+  EXPECT_THROW(WorkerPool(4, &FailingThreadStarter::start), std::system_error);
+  EXPECT_EQ(FailingThreadStarter::started.load(), 3);
+  FailingThreadStarter::fail_at = 0;
+  WorkerPool pool(2, &FailingThreadStarter::start);
+  EXPECT_EQ(pool.helpers(), 2u);
+}
+
 }  // namespace replayrt::sim
