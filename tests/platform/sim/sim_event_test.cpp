@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -100,25 +101,34 @@ TEST_F(SimEventTest, AHostWaitOnARecordReportsTheStreamFailureOnce) {
   EXPECT_TRUE(event.synchronize().is_ok());
 }
 
+// `producer`, held behind `gate`, stores 42 and records `event`; `consumer` waits on that
+// record and then copies what was stored. `meanwhile` runs once the producer is held and the
+// consumer's work is queued; then the gate opens. Returns what the consumer copied.
+int produce_and_consume(Stream &producer, Stream &consumer, Event &event, Gate &gate,
+                        const std::function<void()> &meanwhile) {
+  int produced = 0;
+  int observed = -1;
+  Transfer transfer{&produced, &observed};
+  EXPECT_TRUE(gate.block(producer).is_ok());
+  EXPECT_TRUE(launch_store(producer, &produced, 42).is_ok());
+  EXPECT_TRUE(producer.record_event(event).is_ok());
+  EXPECT_TRUE(consumer.wait_event(event).is_ok());
+  EXPECT_TRUE(launch_transfer(consumer, transfer).is_ok());
+  gate.wait_until_entered();
+  meanwhile();
+  gate.open();
+  EXPECT_TRUE(consumer.synchronize().is_ok());
+  EXPECT_TRUE(producer.synchronize().is_ok());
+  return observed;
+}
+
 TEST_F(SimEventTest, CrossStreamWaitOrdersWork) {
   Stream &producer = new_stream();
   Stream &consumer = new_stream();
   Event &event = new_event();
-  Gate &gate = new_gate();
-  int produced = 0;
-  int observed = -1;
-  Transfer transfer{&produced, &observed};
-  ASSERT_TRUE(gate.block(producer).is_ok());
-  ASSERT_TRUE(launch_store(producer, &produced, 42).is_ok());
-  ASSERT_TRUE(producer.record_event(event).is_ok());
-  ASSERT_TRUE(consumer.wait_event(event).is_ok());
-  ASSERT_TRUE(launch_transfer(consumer, transfer).is_ok());
-  gate.wait_until_entered();
-  EXPECT_FALSE(event.query());
-  gate.open();
-  ASSERT_TRUE(consumer.synchronize().is_ok());
+  const int observed = produce_and_consume(producer, consumer, event, new_gate(),
+                                           [&] { EXPECT_FALSE(event.query()); });
   EXPECT_EQ(observed, 42);
-  ASSERT_TRUE(producer.synchronize().is_ok());
 }
 
 // A wait binds to the record that was the most recent when it was enqueued: a later record of
@@ -129,24 +139,13 @@ TEST_F(SimEventTest, AWaitIsNotSatisfiedByALaterRecordOnAnotherStream) {
   Stream &consumer = new_stream();
   Stream &other = new_stream();
   Event &event = new_event();
-  Gate &gate = new_gate();
-  int produced = 0;
-  int observed = -1;
-  Transfer transfer{&produced, &observed};
-  ASSERT_TRUE(gate.block(producer).is_ok());
-  ASSERT_TRUE(launch_store(producer, &produced, 42).is_ok());
-  ASSERT_TRUE(producer.record_event(event).is_ok());
-  ASSERT_TRUE(consumer.wait_event(event).is_ok());
-  ASSERT_TRUE(launch_transfer(consumer, transfer).is_ok());
-  ASSERT_TRUE(other.record_event(event).is_ok());
-  ASSERT_TRUE(other.synchronize().is_ok());
-  gate.wait_until_entered();
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  EXPECT_FALSE(consumer.query()) << "the wait went on before the record it was bound to ran";
-  gate.open();
-  ASSERT_TRUE(consumer.synchronize().is_ok());
+  const int observed = produce_and_consume(producer, consumer, event, new_gate(), [&] {
+    ASSERT_TRUE(other.record_event(event).is_ok());
+    ASSERT_TRUE(other.synchronize().is_ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(consumer.query()) << "the wait went on before the record it was bound to ran";
+  });
   EXPECT_EQ(observed, 42);
-  ASSERT_TRUE(producer.synchronize().is_ok());
   EXPECT_TRUE(event.query());
 }
 
