@@ -293,10 +293,32 @@ Status DeviceContext::reserve_slot(Slot &slot, const SlotRequest &request, SlotG
   grant->staging = request.staging_bytes != 0 ? staging.base_after_publish() : nullptr;
   grant->bases = slot.bank.bases_after_publish();
   if (request.fill) {
-    RRT_RETURN_IF_ERROR(request.fill(*grant));
+    RRT_RETURN_IF_ERROR(fill_placement(slot, request, *grant));
   }
   publish_placement(slot, placement, request.definition_binding, request.fill != nullptr);
   return Status::ok();
+}
+
+Status DeviceContext::fill_placement(Slot &slot, const SlotRequest &request,
+                                     const SlotGrant &grant) {
+  // A kept runtime pool is filled in place, so a fill that fails (returning or throwing) may
+  // have overwritten the image the cache vouches for there: nothing moved, but the entry no
+  // longer holds. A pool the request re-stages is written only in its new backing.
+  const bool pool_kept =
+      slot.bank.bases_after_publish().runtime_pool == slot.bank.bases().runtime_pool;
+  Status filled;
+  try {
+    filled = request.fill(grant);
+  } catch (...) {
+    if (pool_kept) {
+      slot.image_cache.invalidate_bank(slot.index());
+    }
+    throw;
+  }
+  if (!filled.is_ok() && pool_kept) {
+    slot.image_cache.invalidate_bank(slot.index());
+  }
+  return filled;
 }
 
 Status DeviceContext::commit_capacity_plan(const CapacityPlan &plan, std::uint32_t profile_tasks,

@@ -231,6 +231,9 @@ class DeviceContext final : public BlockHost {
   //   plan_definition   room for the definition `key` of `bytes` in the slot's store;
   //   ...               the caller plans the other blocks into placement.blocks;
   //   stage_placement   stages every block planned and zeroes the staged collectors;
+  //   fill_placement    runs the request's fill; when it fails (or throws) with the runtime
+  //                     pool kept, forgets the slot's prebuilt images, which the pool, filled
+  //                     in place, may no longer hold;
   //   publish_placement publishes the blocks, forgets the slot's prebuilt images if its bank
   //                     moved, latches the collectors' shape and places the definition with
   //                     `binding` (`uploaded`: its contents are written). It cannot fail.
@@ -239,6 +242,7 @@ class DeviceContext final : public BlockHost {
   Status plan_definition(Slot &slot, SlotPlacement &placement, std::uint64_t key,
                          std::uint64_t bytes);
   Status stage_placement(Slot &slot, SlotPlacement &placement);
+  Status fill_placement(Slot &slot, const SlotRequest &request, const SlotGrant &grant);
   void publish_placement(Slot &slot, SlotPlacement &placement, std::uint64_t binding,
                          bool uploaded) noexcept;
 

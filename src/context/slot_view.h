@@ -38,9 +38,11 @@ struct SlotRequest {
   // Program mode: writes what the run needs into the granted blocks (uploads, the staging
   // layout) after they are staged and before they are published; the grant holds the
   // addresses they will have. It runs under the context's lock, so it must not call the
-  // context (the slot's upload() is fine). A failure or an exception leaves every block as
-  // before, and a definition it was asked for counts as uploaded once it returns OK. The
-  // callable it refers to must live until reserve() returns.
+  // context (the slot's upload() is fine). A failure or an exception leaves every block's size
+  // and address as before, and a definition it was asked for counts as uploaded once it
+  // returns OK. A block the request kept is filled in place, so after a failed fill it may
+  // hold part of what the fill wrote: the slot then drops its prebuilt image. The callable it
+  // refers to must live until reserve() returns.
   FunctionRef<Status(const SlotGrant &grant)> fill;
 };
 

@@ -15,8 +15,9 @@ namespace replayrt {
 //              then abandons the transaction and nothing was touched anywhere.
 //   stage()    allocates every planned backing; if any allocation fails, every staged
 //              backing is freed and the failure is returned with every block as before.
-//              Between stage() and publish() the caller may write into the staged backings
-//              (GuardedBlock::base_after_publish): nothing published refers to them yet.
+//              Between stage() and publish() the caller may write into the backings the
+//              blocks will have (GuardedBlock::base_after_publish): a new backing is not
+//              published yet, but a kept one is the published backing itself.
 //   publish()  publishes every block at once, then frees every superseded backing, last.
 //              It cannot fail.
 //   commit()   stage() then publish().

@@ -12,10 +12,11 @@ namespace replayrt {
 // gm_sm and gm_heap pointers, and lives in runtime_pool), the content key, and where the
 // image sits in the runtime pool.
 //
-// Invalidation: the owner calls invalidate_bank(b) exactly when bank b's bases changed
-// (ArenaBank::commit reported bases_changed) or the bank was torn down. A refusal or a failed
-// allocation changes no base and therefore never invalidates the entry. lookup() also
-// compares the bases it is given, so an entry can never hand out a stale base.
+// Invalidation: the owner calls invalidate_bank(b) when bank b's bases changed at a publish,
+// when the bank was torn down, and when a fill that may have written into the bank's kept
+// blocks failed (their addresses stay, their contents may not). A refusal or a failed
+// allocation changes nothing in the bank and therefore never invalidates the entry. lookup()
+// also compares the bases it is given, so an entry can never hand out a stale base.
 //
 // Thread safety: none; the context serializes access.
 class PrebuiltImageCache {

@@ -201,6 +201,27 @@ TEST_F(DeviceContextTest, TheBankImageIsInvalidatedExactlyWhenItsBasesChange) {
   EXPECT_EQ(context.region_stats(GrowthPoint::kArenaGmHeap).base_changes, 1u);
 }
 
+// A failed fill may already have written into a bank block it kept (the fill runs before the
+// publish, on the blocks' addresses after it, which for a kept block is the published one): the
+// image the cache vouches for may be overwritten, so the entry is dropped.
+TEST_F(DeviceContextTest, AFailedFillDropsTheBankImageItMayHaveOverwritten) {
+  SlotView &slot = context.slot(1);
+  SlotGrant grant;
+  ASSERT_TRUE(slot.reserve(bank_request({4 * kKiB, 4 * kKiB, 4 * kKiB}), &grant).is_ok());
+  slot.remember_prebuilt({.bank = 1, .bases = grant.bases, .content_key = 5});
+  SlotRequest overwrite = bank_request({4 * kKiB, 4 * kKiB, 4 * kKiB});
+  const auto fail_after_writing = [](const SlotGrant &granted) {
+    EXPECT_NE(granted.bases.runtime_pool, nullptr);
+    return Status::error(RRT_ERR_INTERNAL, "the fill failed after its first upload");
+  };
+  overwrite.fill = fail_after_writing;
+  EXPECT_EQ(slot.reserve(overwrite, &grant).code(), RRT_ERR_INTERNAL);
+  PrebuiltImageCache::Entry entry;
+  EXPECT_FALSE(slot.find_prebuilt(5, &entry)) << "the cache still vouches for a pool a failed "
+                                                 "fill may have written";
+  EXPECT_EQ(slot.bank_bases(), grant.bases) << "nothing moved";
+}
+
 TEST_F(DeviceContextTest, ASlotRequestIsOneTransaction) {
   SlotView &slot = context.slot(0);
   SlotGrant grant;
