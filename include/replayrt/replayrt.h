@@ -248,7 +248,8 @@ RRT_API rrt_status_t rrt_stream_wait_event(rrt_stream_t stream, rrt_event_t even
    its stream reported it already, and clears it on that stream. */
 RRT_API rrt_status_t rrt_event_synchronize(rrt_event_t event);
 /* Sets *out_done to 1 when the event's most recent record has executed (or it was never
-   recorded), 0 otherwise. Never waits, and never reports or clears the failure that record
+   recorded, or the device faulted so that it never will: rrt_event_synchronize reports the
+   fault), 0 otherwise. Never waits, and never reports or clears the failure that record
    carried (rrt_event_synchronize does). A record captured into a graph counts only once a
    replay queues it: until then the most recent record is the one made before. Thread-safe;
    RRT_ERR_INVALID_ARGUMENT for a null event or out_done. */

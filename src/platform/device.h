@@ -366,7 +366,8 @@ class Event {
   virtual Status synchronize() = 0;
   // Waits for the most recent record (as of this call) to execute and reports nothing.
   virtual void wait() = 0;
-  // True when the most recent record has executed (or there is none).
+  // True when the most recent record has executed (or there is none), or when it never will
+  // (the device faulted: synchronize() reports it).
   virtual bool query() const = 0;
 };
 

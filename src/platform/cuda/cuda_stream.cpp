@@ -80,7 +80,9 @@ bool CudaEvent::query() const {
   if (state != cudaSuccess) {
     (void)device_.api().get_last_error();
   }
-  return state == cudaSuccess;
+  // Any answer but "not ready" (a sticky fault, which every later query repeats) means nothing
+  // more will execute; synchronize() reports the failure.
+  return state != cudaErrorNotReady;
 }
 
 void CudaEvent::set_carried(std::shared_ptr<StickyFailure> origin, std::uint64_t serial) {

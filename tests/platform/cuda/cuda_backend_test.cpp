@@ -172,6 +172,22 @@ TEST_F(CudaBackendTest, QueryIsCudaStreamQueryAndNotReadyIsTheOnlyNotDone) {
   EXPECT_TRUE(stream.synchronize().is_ok());
 }
 
+// After a sticky device fault cudaEventQuery keeps returning the fault, and nothing queued will
+// execute any more: the event counts as done, as the stream does, so a caller polling it does
+// not poll forever (its synchronize reports the fault).
+TEST_F(CudaBackendTest, AnEventQueryAfterAStickyFaultIsDone) {
+  create();
+  Stream &stream = new_stream();
+  std::unique_ptr<Event> event;
+  ASSERT_TRUE(device_->create_event(&event).is_ok());
+  ASSERT_TRUE(stream.record_event(*event).is_ok());
+  fake_.drain();
+  fake_.fault(cudaErrorIllegalAddress);
+  EXPECT_TRUE(stream.query());
+  EXPECT_TRUE(event->query()) << "an event the faulted device will never complete is not done";
+  EXPECT_FALSE(event->synchronize().is_ok());
+}
+
 TEST_F(CudaBackendTest, ACapturingStreamIsQueriedThroughTheEventBeforeTheCapture) {
   create();
   Stream &stream = new_stream();
