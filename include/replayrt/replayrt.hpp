@@ -128,6 +128,27 @@ inline rrt_context_t handle_of(const std::shared_ptr<ContextState> &context) noe
   return context != nullptr ? context->handle() : nullptr;
 }
 
+/* The task timings `read` (rrt_run_profile or rrt_context_profile bound to its handle)
+   reports, sized by asking it for the count first. A launch that completes between the two
+   reads may change the count: a larger one is read again into room for it, so every record
+   returned is one the C call wrote. */
+template <typename Read>
+std::vector<rrt_task_timing_t> read_task_timings(Read &&read) {
+  std::uint32_t count = 0;
+  check(read(nullptr, 0, &count));
+  std::vector<rrt_task_timing_t> timings;
+  for (;;) {
+    timings.resize(count);
+    std::uint32_t reported = 0;
+    check(read(timings.data(), count, &reported));
+    if (reported <= count) {
+      timings.resize(reported);
+      return timings;
+    }
+    count = reported;
+  }
+}
+
 /* An event's handle, shared by its owner and the graphs that record or wait on it. */
 class EventState {
  public:
@@ -609,12 +630,10 @@ class Run {
   void wait() { detail::check(rrt_run_wait(handle_)); }
   /* Needs profiling on and a completed run. */
   std::vector<rrt_task_timing_t> profile() const {
-    std::uint32_t count = 0;
-    detail::check(rrt_run_profile(handle_, nullptr, 0, &count));
-    std::vector<rrt_task_timing_t> timings(count);
-    detail::check(rrt_run_profile(handle_, timings.data(), count, &count));
-    timings.resize(count);
-    return timings;
+    return detail::read_task_timings(
+        [&](rrt_task_timing_t *out, std::uint32_t capacity, std::uint32_t *count) {
+          return rrt_run_profile(handle_, out, capacity, count);
+        });
   }
   /* Releases the run's slot now and throws what rrt_run_finalize returns. */
   void finalize() { detail::check(finalize_noexcept()); }
@@ -1000,12 +1019,10 @@ class Context {
   }
   /* The most recent completed kernel-mode launch or replay's task timings (profiling on). */
   std::vector<rrt_task_timing_t> profile() const {
-    std::uint32_t count = 0;
-    detail::check(rrt_context_profile(handle(), nullptr, 0, &count));
-    std::vector<rrt_task_timing_t> timings(count);
-    detail::check(rrt_context_profile(handle(), timings.data(), count, &count));
-    timings.resize(count);
-    return timings;
+    return detail::read_task_timings(
+        [&](rrt_task_timing_t *out, std::uint32_t capacity, std::uint32_t *count) {
+          return rrt_context_profile(handle(), out, capacity, count);
+        });
   }
 
   /* Null for a moved-from context, which the C ABI refuses (RRT_ERR_INVALID_ARGUMENT). */

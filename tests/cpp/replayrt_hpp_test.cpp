@@ -1,5 +1,6 @@
 // The C++ API (replayrt/replayrt.hpp) over the shared library, as a user links it: owners,
 // errors, the callable builder, runs, launches and the capture scope.
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -74,6 +75,31 @@ TEST(CppApiTest, APreparedRunLaunchesWaitsAndReportsItsProfile) {
   run.finalize();
   EXPECT_FALSE(run);
   expect_axpy(x, y, 3.0F);
+}
+
+// A context's profile answers for its most recent launch, so the count may change between
+// the read that sizes the vector and the read that fills it.
+TEST(CppApiTest, ProfileTimingsReadWhileALargerLaunchCompletesAreAllWrittenRecords) {
+  std::vector<std::uint32_t> counts = {2, 3, 3};
+  std::size_t reads = 0;
+  const auto read = [&](rrt_task_timing_t *out, std::uint32_t capacity, std::uint32_t *count) {
+    const std::uint32_t tasks = counts.at(reads++);
+    for (std::uint32_t task = 0; task < std::min(capacity, tasks); ++task) {
+      out[task] = rrt_task_timing_t{100 + task, 200 + task, task, 0};
+    }
+    *count = tasks;
+    return RRT_OK;
+  };
+  const std::vector<rrt_task_timing_t> timings = rrt::detail::read_task_timings(read);
+  ASSERT_EQ(timings.size(), 3U);
+  for (std::uint32_t task = 0; task < 3; ++task) {
+    EXPECT_EQ(timings[task].task, task);
+    EXPECT_EQ(timings[task].end_ns, 200U + task);
+  }
+
+  counts = {3, 1};
+  reads = 0;
+  EXPECT_EQ(rrt::detail::read_task_timings(read).size(), 1U);
 }
 
 // A kernel-mode context planned for axpy(factor), prepared, with device buffers x and y.
