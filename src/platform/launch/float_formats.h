@@ -2,7 +2,8 @@
 // binary32, on the host and, compiled by nvcc, on the device. Every binary16 and bfloat16 value,
 // subnormals, infinities and NaNs included, is representable in binary32, so both conversions
 // are exact; a NaN keeps its sign and its payload (shifted to binary32's high mantissa bits).
-// They assume the default floating-point environment (subnormals not flushed to zero).
+// Neither reads or makes a binary32 subnormal, so both hold with subnormals flushed to zero
+// (denormals-are-zero, flush-to-zero), which a -ffast-math program sets for its threads.
 #pragma once
 
 #include <cstdint>
@@ -32,16 +33,23 @@ REPLAYRT_HOST_DEVICE inline std::uint32_t bits_from_f32(float value) {
   return bits;
 }
 
-// Branch-free for finite values: the magnitude bits shifted into binary32's places read as a
-// float 2^-112 times the binary16 value (a binary32 subnormal for a binary16 subnormal), and
-// the multiplication by 2^112 is exact. Infinities and NaNs take binary32's maximum exponent.
+// Branch-free, so that loops over it vectorize. The binary16 bits move into binary32's places
+// and the exponent is rebiased in integer arithmetic: by 127 - 15 for a finite value, which is
+// the whole answer for a normal one, and twice that for an infinity or NaN (31 becomes 255). A
+// subnormal value, m times 2^-24, is rebiased one binade higher, to 2^-14 (1 + m/1024), and
+// 2^-14 subtracted: the subtraction is exact and no operand or result is a binary32 subnormal.
 REPLAYRT_HOST_DEVICE inline float f32_from_f16(std::uint16_t bits) {
+  constexpr std::uint32_t kRebias = (127U - 15U) << 23U;
+  constexpr std::uint32_t kOneBinade = 1U << 23U;
+  const std::uint32_t exponent = bits & 0x7C00U;
   const std::uint32_t magnitude = static_cast<std::uint32_t>(bits & 0x7FFFU) << 13U;
   const std::uint32_t sign = static_cast<std::uint32_t>(bits & 0x8000U) << 16U;
-  const std::uint32_t finite = bits_from_f32(f32_from_bits(magnitude) * 0x1p112F);
-  // All ones for an infinity or NaN, else zero: a mask, so that loops over it vectorize.
-  const std::uint32_t special = 0U - static_cast<std::uint32_t>((bits & 0x7C00U) == 0x7C00U);
-  const std::uint32_t widened = (finite & ~special) | ((magnitude | 0x7F800000U) & special);
+  // All ones where the case holds, else zero: masks, not branches.
+  const std::uint32_t is_special = 0U - static_cast<std::uint32_t>(exponent == 0x7C00U);
+  const std::uint32_t is_subnormal = 0U - static_cast<std::uint32_t>(exponent == 0U);
+  const std::uint32_t rebiased = magnitude + kRebias + (kRebias & is_special);
+  const std::uint32_t subnormal = bits_from_f32(f32_from_bits(rebiased + kOneBinade) - 0x1p-14F);
+  const std::uint32_t widened = (rebiased & ~is_subnormal) | (subnormal & is_subnormal);
   return f32_from_bits(widened | sign);
 }
 
