@@ -407,7 +407,8 @@ RRT_API rrt_status_t rrt_kernel_lookup(rrt_context_t ctx, const char *name, int3
    copy(in[n], out[n]): out = in.   add / mul(a[n], b[n], out[n]): elementwise a + b, a * b.
    scale(in[n], out[n]; s): out = in * s.
    matmul(a[M,K], b[K,N], out[M,N]; M, K, N): out = a @ b, float32 sums over k increasing.
-   softmax(in[R*cols], out[same]; cols): per row, exp(x - row max) / sum, the sum in double.
+   softmax(in[R*cols], out[same]; cols): per row, e = exp(x - row max) in float32 and out = e
+     times the float32 reciprocal of the sum of e, the sum in double.
    rmsnorm(in[R*cols], weight[cols], out[same as in]; cols, eps): per row,
      out = in / sqrt(mean(in^2) + eps) * weight, the mean and product in double; eps finite
      and >= 0.
