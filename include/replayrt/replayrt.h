@@ -296,9 +296,13 @@ RRT_API rrt_status_t rrt_graph_destroy(rrt_graph_t graph);
    owner's graph (kernel-mode addresses never move, but replayrt does not check that graph when
    the owner replays it: keep the context and every tensor it names alive while it may run); an
    rrt_run_launch is refused (RRT_ERR_INVALID_STATE: program-mode buffers may move); stream
-   synchronize, destroy, begin_capture and graph replay are RRT_ERR_INVALID_STATE; and work
-   replayrt could not enqueue invalidates the owner's capture, so its end of capture fails
-   instead of leaving a graph without it. When the context's last launch, run or replay before
+   synchronize, destroy, begin_capture and graph replay are RRT_ERR_INVALID_STATE, and so are
+   rrt_context_finalize, rrt_device_free and rrt_device_unregister on its context, which must
+   wait for the work queued on it first (they change nothing); an event recorded or waited on
+   is not held for the owner's graph, whose end replayrt never sees (keep the event alive while
+   that graph may run); with profiling on, each launch the owner's capture holds writes its
+   task records from the first one on; and work replayrt could not enqueue invalidates the
+   owner's capture, so its end of capture fails instead of leaving a graph without it. When the context's last launch, run or replay before
    the owner's capture was on this stream, the next one on another stream, which must follow
    it, is RRT_ERR_INVALID_STATE (nothing enqueued) until the owner's capture ends: replayrt can
    neither record nor wait on a stream its owner captures. RRT_ERR_INVALID_ARGUMENT for a null

@@ -48,12 +48,13 @@ Status check_same_context(const rrt_event_s *event, const rrt_stream_s *stream) 
 
 // Records or waits on `event` through `enqueue` (a call of the stream). While the stream
 // captures, the capture holds a reference on the event from then on: the event must outlive the
-// capture and the graph it becomes. The note's room is reserved before the enqueue and the
-// enqueue runs under the capture's lock, so a host allocation failure of the note changes
-// nothing and a captured record or wait is always noted.
+// capture and the graph it becomes. An owner's capture of a wrapped stream holds none: its end
+// and its graph's destruction are never seen here, so the caller keeps the event alive. The note's
+// room is reserved before the enqueue and the enqueue runs under the capture's lock, so a host
+// allocation failure of the note changes nothing and a captured record or wait is always noted.
 template <typename Enqueue>
 Status enqueue_event_operation(rrt_stream_s *stream, rrt_event_s *event, Enqueue enqueue) {
-  if (!stream->stream->is_capturing()) {
+  if (!stream->stream->is_capturing() || stream->stream->capture_is_foreign()) {
     return enqueue();
   }
   const std::lock_guard<std::mutex> lock(stream->capture_mutex);

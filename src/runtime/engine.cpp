@@ -97,6 +97,15 @@ Status Engine::kernel_init(const CapacityPlan &plan, std::uint64_t context_gener
 }
 
 Status Engine::finalize(std::span<Stream *const> caller_streams) {
+  for (const Stream *stream : caller_streams) {
+    if (stream->capture_is_foreign()) {
+      return Status::error(
+          RRT_ERR_INVALID_STATE,
+          "finalize while the native stream of a wrapped stream is being captured outside "
+          "replayrt (cudaStreamBeginCapture by its owner): the work queued on it cannot be "
+          "waited for; end that capture first");
+    }
+  }
   gate_.close_and_drain();
   Status pending;
   for (Stream *stream : caller_streams) {

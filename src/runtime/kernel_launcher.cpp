@@ -15,9 +15,10 @@ Status KernelLauncher::launch(std::int32_t callable_id, const CallableTable::Rec
   const auto tasks = static_cast<std::uint32_t>(record.callable->tasks().size());
   BindRequest request = bind_request(callable_id, record, args);
   // With profiling on, the launches one capture holds write their task records one after
-  // another, or each from the first record on.
+  // another, or each from the first record on. An owner's capture of a wrapped stream ends
+  // unseen, so its launches are not counted: each writes from the first record on.
   // The capture's count is in place before the enqueue, so nothing after it allocates.
-  const bool counts_records = capturing && context_.profiling();
+  const bool counts_records = capturing && context_.profiling() && !caller.capture_is_foreign();
   std::uint32_t *capture_tasks = nullptr;
   if (counts_records) {
     capture_tasks = &capture_profile_tasks_.try_emplace(&caller, 0).first->second;

@@ -46,6 +46,7 @@ class CudaPlatformTest : public ::testing::Test {
     rrt_context_options_t options{};
     options.struct_size = sizeof options;
     options.platform = RRT_PLATFORM_CUDA;
+    options.profiling = profiling_ ? 1 : 0;
     ASSERT_EQ(rrt_context_create(&options, &ctx_), RRT_OK) << last_message();
     ASSERT_EQ(rrt_stream_create(ctx_, &stream_), RRT_OK);
     ASSERT_EQ(rrt_device_alloc(ctx_, kBytes, &buffer_), RRT_OK);
@@ -129,6 +130,8 @@ class CudaPlatformTest : public ::testing::Test {
     EXPECT_EQ(fake.api().stream_destroy(native), cudaSuccess);
   }
 
+  // Profiling on for the context SetUp creates.
+  bool profiling_ = false;
   rrt_context_t ctx_ = nullptr;
   rrt_stream_t stream_ = nullptr;
   void *buffer_ = nullptr;
@@ -324,6 +327,89 @@ TEST_F(CudaPlatformTest, UnregisterWaitsForTheWorkQueuedOnTheForeignMemory) {
   EXPECT_TRUE(gate.ran.load(std::memory_order_acquire));
   EXPECT_EQ(rrt_stream_synchronize(stream_), RRT_OK);
   EXPECT_EQ(platform_fake_cuda().api().free(foreign), cudaSuccess);
+}
+
+// Finalize must wait for the work queued on every stream before it releases memory, and a
+// stream its owner captures cannot be waited for: finalize is refused and changes nothing.
+TEST_F(CudaPlatformTest, FinalizeWhileTheOwnerCapturesAWrappedStreamIsRefusedAndChangesNothing) {
+  std::int32_t id = -1;
+  cudaStream_t native = nullptr;
+  rrt_stream_t wrapped = nullptr;
+  ASSERT_NO_FATAL_FAILURE(launch_then_owner_capture(true, &id, &native, &wrapped));
+  EXPECT_EQ(rrt_context_finalize(ctx_), RRT_ERR_INVALID_STATE);
+  EXPECT_NE(last_message().find("cudaStreamBeginCapture"), std::string::npos) << last_message();
+  end_owner_capture_and_destroy(native, wrapped);
+  const rrt_run_args_t launch = args();
+  EXPECT_EQ(rrt_kernel_launch(ctx_, id, &launch, stream_), RRT_OK) << last_message();
+  EXPECT_EQ(rrt_stream_synchronize(stream_), RRT_OK);
+  EXPECT_EQ(rrt_context_finalize(ctx_), RRT_OK) << last_message();
+}
+
+// For the same reason a free is refused and frees nothing.
+TEST_F(CudaPlatformTest, AFreeWhileTheOwnerCapturesAWrappedStreamIsRefusedAndFreesNothing) {
+  std::int32_t id = -1;
+  cudaStream_t native = nullptr;
+  rrt_stream_t wrapped = nullptr;
+  ASSERT_NO_FATAL_FAILURE(launch_then_owner_capture(true, &id, &native, &wrapped));
+  EXPECT_EQ(rrt_device_free(ctx_, buffer_), RRT_ERR_INVALID_STATE);
+  EXPECT_NE(last_message().find("cudaStreamBeginCapture"), std::string::npos) << last_message();
+  end_owner_capture_and_destroy(native, wrapped);
+  const rrt_run_args_t launch = args();
+  EXPECT_EQ(rrt_kernel_launch(ctx_, id, &launch, stream_), RRT_OK) << last_message();
+  EXPECT_EQ(rrt_stream_synchronize(stream_), RRT_OK);
+}
+
+// replayrt never sees an owner's capture end or its graph go, so it cannot hold an event for
+// that graph: the event is the caller's to keep alive while the owner's graph may run, and it
+// can be destroyed once the caller is done with it.
+TEST_F(CudaPlatformTest, AnEventAnOwnersCaptureRecordedOrWaitedOnIsNotHeldByReplayrt) {
+  std::int32_t id = -1;
+  cudaStream_t native = nullptr;
+  rrt_stream_t wrapped = nullptr;
+  ASSERT_NO_FATAL_FAILURE(launch_then_owner_capture(true, &id, &native, &wrapped));
+  rrt_event_t recorded = nullptr;
+  rrt_event_t waited = nullptr;
+  ASSERT_EQ(rrt_event_create(ctx_, &recorded), RRT_OK);
+  ASSERT_EQ(rrt_event_create(ctx_, &waited), RRT_OK);
+  ASSERT_EQ(rrt_event_record(waited, stream_), RRT_OK);
+  EXPECT_EQ(rrt_event_record(recorded, wrapped), RRT_OK) << last_message();
+  EXPECT_EQ(rrt_stream_wait_event(wrapped, waited), RRT_OK) << last_message();
+  end_owner_capture_and_destroy(native, wrapped);
+  EXPECT_EQ(rrt_event_destroy(recorded), RRT_OK) << last_message();
+  EXPECT_EQ(rrt_event_destroy(waited), RRT_OK) << last_message();
+}
+
+class CudaPlatformProfilingTest : public CudaPlatformTest {
+ protected:
+  void SetUp() override {
+    profiling_ = true;
+    CudaPlatformTest::SetUp();
+  }
+};
+
+// The task records of one capture's launches follow one another, and replayrt counts them until
+// the capture ends, which it never sees for an owner's capture: there each launch writes its
+// records from the first one on, so every owner capture fits the collectors one launch fits.
+TEST_F(CudaPlatformProfilingTest, EveryOwnerCaptureOfAWrappedStreamFitsTheCollectors) {
+  std::int32_t id = -1;
+  cudaStream_t native = nullptr;
+  rrt_stream_t wrapped = nullptr;
+  ASSERT_NO_FATAL_FAILURE(launch_then_owner_capture(true, &id, &native, &wrapped));
+  const FakeCuda &fake = platform_fake_cuda();
+  const rrt_run_args_t launch = args();
+  for (int capture = 0; capture < 3; ++capture) {
+    if (capture > 0) {
+      ASSERT_EQ(fake.api().stream_begin_capture(native, cudaStreamCaptureModeThreadLocal),
+                cudaSuccess);
+    }
+    EXPECT_EQ(rrt_kernel_launch(ctx_, id, &launch, wrapped), RRT_OK)
+        << "capture " << capture << ": " << last_message();
+    cudaGraph_t graph = nullptr;
+    ASSERT_EQ(fake.api().stream_end_capture(native, &graph), cudaSuccess);
+    EXPECT_EQ(fake.api().graph_destroy(graph), cudaSuccess);
+  }
+  EXPECT_EQ(rrt_stream_destroy(wrapped), RRT_OK);
+  EXPECT_EQ(fake.api().stream_destroy(native), cudaSuccess);
 }
 
 }  // namespace
