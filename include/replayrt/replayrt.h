@@ -622,7 +622,9 @@ typedef struct rrt_run_args {
    slots in use, prepare returns RRT_ERR_INVALID_STATE. A launch whose DEVICE tensor's
    allocation was freed after prepare (even if another allocation now covers the address) is
    refused with RRT_ERR_INVALID_ARGUMENT, captured or not, and the run stays prepared
-   (finalize it). */
+   (finalize it). A run from before an rrt_context_finalize takes no part in later sessions:
+   its launch and wait are RRT_ERR_INVALID_STATE (that finalize waited for a launched run and
+   reported its failure), and its finalize only frees the handle (RRT_OK). */
 RRT_API rrt_status_t rrt_run_prepare(rrt_context_t ctx, int32_t callable_id,
                                      const rrt_run_args_t *args, rrt_run_t *out);
 RRT_API rrt_status_t rrt_run_launch(rrt_run_t run, rrt_stream_t stream);

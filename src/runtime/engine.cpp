@@ -192,7 +192,7 @@ Status Engine::run_launch(ProgramRun &run, Stream *stream) {
 }
 
 Status Engine::run_wait(ProgramRun &run) {
-  return pipeline_->wait(run);
+  return pipeline_->wait(run, gate_.session());
 }
 
 Status Engine::run_finalize(ProgramRun &run) {

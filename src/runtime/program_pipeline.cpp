@@ -145,12 +145,18 @@ void ProgramPipeline::settle_failed_launch(ProgramRun &run, Stream &target) {
   }
 }
 
-Status ProgramPipeline::wait(ProgramRun &run) {
+Status ProgramPipeline::wait(ProgramRun &run, std::uint64_t session) {
   if (run.state_ == ProgramRun::State::kCompleted) {
     return Status::ok();
   }
   if (run.state_ != ProgramRun::State::kLaunched) {
     return Status::error(RRT_ERR_INVALID_STATE, "the run was not launched");
+  }
+  if (run.session_ != session) {
+    // The slot's events now mark the next session's runs.
+    return Status::error(RRT_ERR_INVALID_STATE,
+                         "the run's context was finalized since (finalize waited for the run "
+                         "and reported its failure, if any)");
   }
   if (run.captured_) {
     run.state_ = ProgramRun::State::kCompleted;
@@ -167,8 +173,8 @@ Status ProgramPipeline::wait(ProgramRun &run) {
 
 Status ProgramPipeline::finalize(ProgramRun &run, std::uint64_t session) {
   Status waited;
-  if (run.state_ == ProgramRun::State::kLaunched) {
-    waited = wait(run);
+  if (run.state_ == ProgramRun::State::kLaunched && run.session_ == session) {
+    waited = wait(run, session);
   }
   if (run.session_ == session && run.state_ != ProgramRun::State::kAbandoned) {
     context_.release_slot(run.slot_);

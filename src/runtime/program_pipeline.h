@@ -76,8 +76,10 @@ class ProgramPipeline {
   // enqueue that fails leaves the run failed, with what was enqueued before it still queued;
   // the slot's next prepare waits for that work as for a launched run's.
   Status launch(ProgramRun &run, Stream *stream, std::uint64_t session);
-  // Waits for a launched run; needs no ticket (the slot's events outlive finalize).
-  Status wait(ProgramRun &run);
+  // Waits for a launched run; needs no ticket (the slot's events outlive finalize), only the
+  // gate's current session. RRT_ERR_INVALID_STATE for a run of an earlier session: its
+  // context's finalize waited for it, and the slot's events now mark later runs.
+  Status wait(ProgramRun &run, std::uint64_t session);
   // Waits if needed and releases the slot, unless `run` is from an earlier session than
   // `session` (0: the context is finalized), whose finalize released it. The run may be
   // destroyed afterwards.

@@ -257,6 +257,31 @@ TEST_P(KernelFailureTest, ContextFinalizeReportsAPendingKernelFailureAndStillFin
   EXPECT_EQ(rrt_stream_destroy(stream), RRT_OK) << last_message();
 }
 
+// A context finalize waits for a launched run and reports its failure. The next session's
+// runs record the same slot events again, so the old run's wait must not wait for a new run,
+// and so take the failure that run has to report.
+TEST_P(KernelFailureTest, ARunFromBeforeAFinalizeDoesNotTakeTheNextSessionsFailure) {
+  ASSERT_EQ(rrt_program_init(ctx_), RRT_OK);
+  const IndependentTasks succeeding(succeeds_);
+  const IndependentTasks failing(fails_);
+  const std::int32_t succeeding_id = prepare(succeeding);
+  const rrt_run_args_t args = run_args({&tensor_, 1});
+  rrt_run_t old = nullptr;
+  ASSERT_EQ(rrt_run_prepare(ctx_, succeeding_id, &args, &old), RRT_OK) << last_message();
+  ASSERT_EQ(rrt_run_launch(old, nullptr), RRT_OK) << last_message();
+  ASSERT_EQ(rrt_context_finalize(ctx_), RRT_OK) << last_message();
+  ASSERT_EQ(rrt_program_init(ctx_), RRT_OK);
+  const std::int32_t failing_id = prepare(failing);
+  rrt_run_t next = nullptr;
+  ASSERT_EQ(rrt_run_prepare(ctx_, failing_id, &args, &next), RRT_OK) << last_message();
+  ASSERT_EQ(rrt_run_launch(next, nullptr), RRT_OK) << last_message();
+  EXPECT_EQ(rrt_run_wait(old), RRT_ERR_INVALID_STATE);
+  EXPECT_NE(last_message().find("finalized"), std::string::npos) << last_message();
+  EXPECT_EQ(rrt_run_finalize(old), RRT_OK) << last_message();
+  EXPECT_EQ(rrt_run_wait(next), RRT_ERR_KERNEL_FAILED);
+  EXPECT_EQ(rrt_run_finalize(next), RRT_OK) << last_message();
+}
+
 INSTANTIATE_TEST_SUITE_P(DeviceWorkers, KernelFailureTest, ::testing::Values(1U, 2U),
                          [](const ::testing::TestParamInfo<std::uint32_t> &info) {
                            return std::to_string(info.param) + "Workers";
