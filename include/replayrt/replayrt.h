@@ -304,8 +304,8 @@ RRT_API rrt_status_t rrt_graph_destroy(rrt_graph_t graph);
    task records from the first one on; and work replayrt could not enqueue invalidates the
    owner's capture, so its end of capture fails instead of leaving a graph without it. When the context's last launch, run or replay before
    the owner's capture was on this stream, the next one on another stream, which must follow
-   it, is RRT_ERR_INVALID_STATE (nothing enqueued) until the owner's capture ends: replayrt can
-   neither record nor wait on a stream its owner captures. RRT_ERR_INVALID_ARGUMENT for a null
+   it, is RRT_ERR_INVALID_STATE (nothing enqueued, and a run stays prepared) until the owner's
+   capture ends: replayrt can neither record nor wait on a stream its owner captures. RRT_ERR_INVALID_ARGUMENT for a null
    handle, the legacy or per-thread default stream (they cannot be captured) or a null `out`;
    RRT_ERR_UNSUPPORTED on a context whose platform has no native streams (the simulator). */
 RRT_API rrt_status_t rrt_stream_wrap_native(rrt_context_t ctx, void *native_stream,

@@ -19,6 +19,13 @@ Status LaunchOrder::wait_for_previous(Stream &stream) {
   return stream.wait_event(*tail_);
 }
 
+Status LaunchOrder::end_previous_capture(const Stream &stream) {
+  if (last_ == nullptr || last_ == &stream || !last_->is_capturing()) {
+    return Status::ok();
+  }
+  return end_capturing_last();
+}
+
 Status LaunchOrder::record_tail() {
   if (last_ != nullptr && last_->is_capturing()) {
     return end_capturing_last();

@@ -36,6 +36,10 @@ class LaunchOrder {
   // capture instead, and the stream is forgotten. Where the stream cannot wait while captured
   // (an owner's capture), that is RRT_ERR_INVALID_STATE and nothing changes.
   Status wait_for_previous(Stream &stream);
+  // The first step of wait_for_previous(), which enqueues nothing: when the previous stream
+  // has begun capturing since, waits for its work or refuses as that says; OK with nothing
+  // done otherwise. A caller whose refusal must leave its own state unchanged takes it first.
+  Status end_previous_capture(const Stream &stream);
   // Records that `stream` enqueued the last ordered work.
   void mark_last(Stream &stream) noexcept { last_ = &stream; }
   // Records the tail event after the last ordered work, so wait_for_tail() returns once it

@@ -103,6 +103,10 @@ Status ProgramPipeline::launch(ProgramRun &run, Stream *stream, std::uint64_t se
   const std::lock_guard<std::mutex> lock(order_.mutex());
   RRT_RETURN_IF_ERROR(check_device_tensor_allocations(run.device_tensors_, device_));
   run.captured_ = target.is_capturing();
+  if (!run.captured_) {
+    // A refusal enqueues nothing, so the run stays prepared and can be launched again.
+    RRT_RETURN_IF_ERROR(order_.end_previous_capture(target));
+  }
   Status enqueued;
   try {
     enqueued = enqueue_run(run, target);

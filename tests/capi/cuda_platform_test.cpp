@@ -60,6 +60,28 @@ class CudaPlatformTest : public ::testing::Test {
   // Kernel init and prepare of one task of `kernel` over the INOUT tensor (and, for a kernel
   // that takes one, the immediate scalar 0).
   std::int32_t prepare(std::int32_t kernel, bool with_scalar = false) {
+    describe(kernel, with_scalar);
+    rrt_kernel_config_t config{};
+    config.struct_size = sizeof config;
+    config.context_generation = 0;
+    EXPECT_EQ(rrt_capacity_plan_fit(&desc_, &config.capacity), RRT_OK);
+    EXPECT_EQ(rrt_kernel_init(ctx_, &config), RRT_OK) << last_message();
+    std::int32_t id = -1;
+    EXPECT_EQ(rrt_callable_prepare(ctx_, &desc_, &id), RRT_OK) << last_message();
+    return id;
+  }
+
+  // prepare() for program mode.
+  std::int32_t prepare_program(std::int32_t kernel, bool with_scalar = false) {
+    describe(kernel, with_scalar);
+    EXPECT_EQ(rrt_program_init(ctx_), RRT_OK) << last_message();
+    std::int32_t id = -1;
+    EXPECT_EQ(rrt_callable_prepare(ctx_, &desc_, &id), RRT_OK) << last_message();
+    return id;
+  }
+
+  // The callable prepare() prepares, in desc_.
+  void describe(std::int32_t kernel, bool with_scalar) {
     param_.dtype = RRT_DTYPE_F32;
     param_.ndim = 1;
     param_.shape[0] = kFloats;
@@ -70,14 +92,6 @@ class CudaPlatformTest : public ::testing::Test {
     desc_.params = &param_;
     desc_.num_tasks = 1;
     desc_.tasks = &task_;
-    rrt_kernel_config_t config{};
-    config.struct_size = sizeof config;
-    config.context_generation = 0;
-    EXPECT_EQ(rrt_capacity_plan_fit(&desc_, &config.capacity), RRT_OK);
-    EXPECT_EQ(rrt_kernel_init(ctx_, &config), RRT_OK) << last_message();
-    std::int32_t id = -1;
-    EXPECT_EQ(rrt_callable_prepare(ctx_, &desc_, &id), RRT_OK) << last_message();
-    return id;
   }
 
   rrt_run_args_t args() {
@@ -327,6 +341,32 @@ TEST_F(CudaPlatformTest, UnregisterWaitsForTheWorkQueuedOnTheForeignMemory) {
   EXPECT_TRUE(gate.ran.load(std::memory_order_acquire));
   EXPECT_EQ(rrt_stream_synchronize(stream_), RRT_OK);
   EXPECT_EQ(platform_fake_cuda().api().free(foreign), cudaSuccess);
+}
+
+// A program-mode run that must follow a stream its owner now captures is refused as a launch
+// is, and stays prepared: it launches once the owner's capture ends.
+TEST_F(CudaPlatformTest, ARunRefusedUntilAnOwnersCaptureEndsStaysPrepared) {
+  const std::int32_t id = prepare_program(builtin("fill"), true);
+  const FakeCuda &fake = platform_fake_cuda();
+  cudaStream_t native = nullptr;
+  rrt_stream_t wrapped = nullptr;
+  ASSERT_EQ(fake.api().stream_create_with_flags(&native, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(rrt_stream_wrap_native(ctx_, native, &wrapped), RRT_OK);
+  const rrt_run_args_t launch = args();
+  rrt_run_t run = nullptr;
+  ASSERT_EQ(rrt_run_prepare(ctx_, id, &launch, &run), RRT_OK) << last_message();
+  ASSERT_EQ(rrt_run_launch(run, wrapped), RRT_OK) << last_message();
+  ASSERT_EQ(rrt_run_wait(run), RRT_OK) << last_message();
+  ASSERT_EQ(rrt_run_finalize(run), RRT_OK);
+  ASSERT_EQ(fake.api().stream_begin_capture(native, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  ASSERT_EQ(rrt_run_prepare(ctx_, id, &launch, &run), RRT_OK) << last_message();
+  EXPECT_EQ(rrt_run_launch(run, stream_), RRT_ERR_INVALID_STATE);
+  EXPECT_NE(last_message().find("must follow the context's last launch"), std::string::npos)
+      << last_message();
+  end_owner_capture_and_destroy(native, wrapped);
+  EXPECT_EQ(rrt_run_launch(run, stream_), RRT_OK) << last_message();
+  EXPECT_EQ(rrt_run_wait(run), RRT_OK) << last_message();
+  EXPECT_EQ(rrt_run_finalize(run), RRT_OK);
 }
 
 // Finalize must wait for the work queued on every stream before it releases memory, and a
