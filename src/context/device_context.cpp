@@ -251,6 +251,14 @@ void DeviceContext::publish_placement(Slot &slot, SlotPlacement &placement, std:
   }
 }
 
+bool DeviceContext::collectors_would_rebuild(std::uint32_t tasks) const {
+  if (!profiling()) {
+    return false;
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return profiling_collectors_.would_rebuild(tasks);
+}
+
 Status DeviceContext::reserve_slot(Slot &slot, const SlotRequest &request, SlotGrant *grant) {
   const bool profiled = profiling() && request.profile_tasks != 0;
   if (profiled && !latch_.is_kernel() &&

@@ -196,6 +196,9 @@ class DeviceContext final : public BlockHost {
   // Profiling is chosen once, before init.
   void enable_profiling() noexcept { profiling_.store(true, std::memory_order_release); }
   bool profiling() const noexcept { return profiling_.load(std::memory_order_acquire); }
+  // With profiling on, whether a run of `tasks` tasks would rebuild the collectors, freeing
+  // the ones both slots' work writes now.
+  bool collectors_would_rebuild(std::uint32_t tasks) const;
   // The wall record of the area of `slot` and its first `count` task records (at most the
   // collectors' shape; *read says how many). Program mode: the slot's most recent run; kernel
   // mode: the most recent launch or replay, whose launches write their records one after

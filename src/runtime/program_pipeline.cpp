@@ -67,6 +67,15 @@ Status ProgramPipeline::prepare(std::int32_t callable_id, const CallableTable::R
   // The slot's blocks may still be in use by a replay or an earlier run; the bind may upload
   // into them.
   slot_used_[static_cast<std::size_t>(slot)]->wait();
+  if (context_.collectors_would_rebuild(
+          static_cast<std::uint32_t>(record.callable->tasks().size()))) {
+    // The rebuild frees the collectors the other slot's work writes too: a run there that
+    // failed part-way, or a replay, may still be queued (a run that holds the slot refuses the
+    // rebuild instead).
+    for (auto &used : slot_used_) {
+      used->wait();
+    }
+  }
   run->slot_ = slot;
   run->callable_ = record.callable;
   run->executable_ = record.executable;

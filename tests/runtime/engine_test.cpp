@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "platform/sim/sim_device.h"
+#include "platform/sim/sim_execution_fixture.h"
 #include "support/callable_builder.h"
 #include "support/engine_inspector.h"
 #include "support/fault_injecting_device.h"
@@ -359,6 +360,82 @@ TEST_F(EngineTest, AlternatingCallablesSettleWithoutAllocationsInBothBinds) {
       moves);
   ASSERT_TRUE(sim_.free(in).is_ok());
   ASSERT_TRUE(sim_.free(out).is_ok());
+}
+
+// The profiling collectors serve both pipeline slots. A run whose launch failed part-way is
+// finalized without waiting, and the work it enqueued before the failure may still be queued,
+// writing its slot's timings: a prepare in the other slot that rebuilds the collectors (its
+// callable has more tasks) must wait for that work before the old collectors are freed.
+TEST_F(EngineTest, CollectorsARebuildFreesAreNoLongerWrittenByAFailedRunsQueuedWork) {
+  constexpr std::uint64_t kN = 64;
+  engine_->enable_profiling();
+  ASSERT_TRUE(engine_->program_init().is_ok());
+  std::unique_ptr<Stream> stream;
+  ASSERT_TRUE(engine_->create_stream(&stream).is_ok());
+  CallableBuilder small;
+  small.param(f32({kN})).param(f32({kN}, RRT_DIR_OUT));
+  small.task(testing::kScale, {param(0), param(1), imm_f32(2.0F)});
+  CallableBuilder large;
+  large.param(f32({kN})).param(f32({kN}, RRT_DIR_OUT));
+  for (int task = 0; task < 8; ++task) {
+    large.task(testing::kScale, {param(0), param(1), imm_f32(2.0F)});
+  }
+  std::int32_t small_id = -1;
+  std::int32_t large_id = -1;
+  ASSERT_TRUE(engine_->prepare_callable(small.spec(), &small_id).is_ok());
+  ASSERT_TRUE(engine_->prepare_callable(large.spec(), &large_id).is_ok());
+  std::vector<float> in(kN, 1.0F);
+  std::vector<float> out(kN, 0.0F);
+  const std::vector<TensorArg> tensors = {{in.data(), kN * 4, RRT_SPACE_HOST},
+                                          {out.data(), kN * 4, RRT_SPACE_HOST}};
+  const RunArgsView args{tensors, {}};
+  std::unique_ptr<ProgramRun> run;
+  ASSERT_TRUE(engine_->run_prepare(small_id, args, &run).is_ok());
+  const std::uint64_t before = faults_->enqueue_attempts();
+  ASSERT_TRUE(engine_->run_launch(*run, stream.get()).is_ok());
+  const std::uint64_t enqueues = faults_->enqueue_attempts() - before;
+  ASSERT_TRUE(engine_->run_finalize(*run).is_ok());
+  const void *old_timings = nullptr;
+  EngineInspector::context(*engine_).for_each_block([&](const GuardedBlock &block) {
+    if (block.point() == GrowthPoint::kDfxCollectors && old_timings == nullptr) {
+      old_timings = block.base();
+    }
+  });
+  ASSERT_NE(old_timings, nullptr);
+
+  // Slot 0 held, the failing run in slot 1, its stream blocked: its launch fails at the
+  // slot's done record, after the executor launch that writes the timings.
+  std::unique_ptr<ProgramRun> holder;
+  ASSERT_TRUE(engine_->run_prepare(small_id, args, &holder).is_ok());
+  ASSERT_TRUE(engine_->run_prepare(small_id, args, &run).is_ok());
+  ASSERT_EQ(run->slot(), 1);
+  sim::testing::Gate gate;
+  ASSERT_TRUE(gate.block(*stream).is_ok());
+  faults_->fail_nth_enqueue(enqueues - 1);
+  const Status launched = engine_->run_launch(*run, stream.get());
+  faults_->clear_faults();
+  ASSERT_FALSE(launched.is_ok());
+  ASSERT_TRUE(engine_->run_finalize(*run).is_ok());
+  ASSERT_TRUE(engine_->run_finalize(*holder).is_ok());
+
+  std::future<Status> prepared = std::async(std::launch::async, [&] {
+    std::unique_ptr<ProgramRun> next;
+    Status status = engine_->run_prepare(large_id, args, &next);
+    if (next) {
+      (void)engine_->run_finalize(*next);
+    }
+    return status;
+  });
+  if (prepared.wait_for(std::chrono::milliseconds(100)) == std::future_status::ready) {
+    EXPECT_TRUE(stream->query()) << "the failed run's work was still queued";
+  }
+  EXPECT_TRUE(EngineInspector::device(*engine_).find_allocation(old_timings).has_value() ||
+              stream->query())
+      << "the collectors the failed run's queued work writes were freed under it";
+  gate.open();
+  EXPECT_TRUE(prepared.get().is_ok());
+  (void)stream->synchronize();
+  engine_->before_stream_destroy(*stream);
 }
 
 // A Device that forwards to a SimDevice, except that an armed find_allocation blocks until the
