@@ -58,7 +58,8 @@ Status ProgramPipeline::prepare(std::int32_t callable_id, const CallableTable::R
                                 const RunArgsView &args, std::uint64_t session,
                                 std::unique_ptr<ProgramRun> *out) {
   RRT_RETURN_IF_ERROR(validate_run_args(*record.callable, args, device_));
-  std::vector<CapturedAddress> device_tensors = device_tensor_allocations(args, device_);
+  std::vector<CapturedAddress> device_tensors;
+  RRT_RETURN_IF_ERROR(device_tensor_allocations(args, device_, &device_tensors));
 
   auto run = std::make_unique<ProgramRun>();
   int slot = -1;

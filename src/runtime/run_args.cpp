@@ -112,18 +112,24 @@ Status validate_run_args(const Callable &callable, const RunArgsView &args, cons
   return Status::ok();
 }
 
-std::vector<CapturedAddress> device_tensor_allocations(const RunArgsView &args,
-                                                       const Device &device) {
+Status device_tensor_allocations(const RunArgsView &args, const Device &device,
+                                 std::vector<CapturedAddress> *out) {
   std::vector<CapturedAddress> recorded;
-  for (const TensorArg &arg : args.tensors) {
+  for (std::size_t i = 0; i < args.tensors.size(); ++i) {
+    const TensorArg &arg = args.tensors[i];
     if (arg.space != RRT_SPACE_DEVICE) {
       continue;
     }
+    const auto address = reinterpret_cast<std::uintptr_t>(arg.addr);
     const auto owner = device.find_allocation(arg.addr);
-    recorded.push_back(CapturedAddress{reinterpret_cast<std::uintptr_t>(arg.addr),
-                                       owner ? owner->base : 0, owner ? owner->generation : 0});
+    if (!owner || address - owner->base > owner->size ||
+        arg.bytes > owner->size - (address - owner->base)) {
+      return device_tensor_error(i, arg, device);
+    }
+    recorded.push_back(CapturedAddress{address, owner->base, owner->generation});
   }
-  return recorded;
+  *out = std::move(recorded);
+  return Status::ok();
 }
 
 Status check_device_tensor_allocations(std::span<const CapturedAddress> recorded,

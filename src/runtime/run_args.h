@@ -22,11 +22,14 @@ namespace replayrt {
 Status validate_run_args(const Callable &callable, const RunArgsView &args, const Device &device,
                          ValidatedDeviceRanges *validated = nullptr);
 
-// The live allocation each DEVICE tensor of `args` lies in, in tensor order; `args` passed
-// validate_run_args on `device`. A run records them when it is prepared and checks them when it
-// is launched, since its arguments' memory may be freed in between.
-std::vector<CapturedAddress> device_tensor_allocations(const RunArgsView &args,
-                                                       const Device &device);
+// The live allocation each DEVICE tensor of `args` lies in, in tensor order, into *out (left
+// unchanged on failure); `args` passed validate_run_args on `device`. Each range is checked
+// against the allocation recorded for it, since a free may have landed since the validation:
+// RRT_ERR_INVALID_ARGUMENT, as validate_run_args words it, for one that no longer lies wholly
+// in a live allocation. A run records them when it is prepared and checks them when it is
+// launched, since its arguments' memory may be freed in between.
+Status device_tensor_allocations(const RunArgsView &args, const Device &device,
+                                 std::vector<CapturedAddress> *out);
 // OK while every address still lies in the allocation (base and generation) recorded for it;
 // RRT_ERR_INVALID_ARGUMENT naming the first that does not (its allocation was freed, even if
 // another now covers the address). Touches no state.

@@ -90,6 +90,26 @@ class RunArgsTest : public ::testing::Test {
   std::vector<TensorArg> tensors_;
 };
 
+// A run records its DEVICE tensors' allocations after validate_run_args checked them, and a
+// free on another thread may land in between: a smaller allocation at the same address must
+// not be recorded, or the launch's check (which compares base and generation) would pass a
+// tensor that runs past its end.
+TEST_F(RunArgsTest, RecordingTheAllocationsChecksTheRangesAgain) {
+  std::vector<CapturedAddress> recorded;
+  ASSERT_TRUE(device_tensor_allocations(RunArgsView{tensors_, {}}, device_, &recorded).is_ok());
+  ASSERT_EQ(recorded.size(), 2U);
+  EXPECT_EQ(recorded[1].address, reinterpret_cast<std::uintptr_t>(out_));
+  // As if the tensor's allocation went and another took its place, ending inside the tensor.
+  const std::size_t size = sim_.find_allocation(out_)->size;
+  tensors_[1].addr = static_cast<std::byte *>(out_) + size - kBytes / 2;
+  recorded.clear();
+  const Status refused = device_tensor_allocations(RunArgsView{tensors_, {}}, device_, &recorded);
+  EXPECT_EQ(refused.code(), RRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(refused.message().find("tensor 1: 32 bytes at"), std::string::npos)
+      << refused.message();
+  EXPECT_TRUE(recorded.empty());
+}
+
 TEST_F(RunArgsTest, ArgumentsRepeatedAtTheSameEpochAreNotLookedUpAgain) {
   ValidatedDeviceRanges validated;
   ASSERT_TRUE(validate(&validated).is_ok());
