@@ -936,9 +936,11 @@ cudaError_t fake_node_get_type(cudaGraphNode_t node, cudaGraphNodeType *type) {
     case Node::Kind::kCopy:
       *type = cudaGraphNodeTypeMemcpy;
       break;
-    case Node::Kind::kMemset:
-      *type = cudaGraphNodeTypeMemset;
+    case Node::Kind::kMemset: {
+      const int reported = g_fake->memset_node_type.load();
+      *type = reported >= 0 ? static_cast<cudaGraphNodeType>(reported) : cudaGraphNodeTypeMemset;
       break;
+    }
     case Node::Kind::kKernel:
       *type = cudaGraphNodeTypeKernel;
       break;

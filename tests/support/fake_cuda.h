@@ -138,6 +138,10 @@ class FakeCuda {
   std::atomic<cudaError_t> launch_error{cudaSuccess};  // every cudaLaunchKernel fails with it
   // What the driver's cuGraphKernelNodeGetParams returns instead of the node's parameters.
   std::atomic<CUresult> driver_node_params_error{CUDA_SUCCESS};
+  // When 0 or more, the node type cudaGraphNodeGetType reports for every memset node: a node
+  // of a type the runtime's enum does not name (the driver's batch memory operation, 12), or
+  // one a later CUDA adds.
+  std::atomic<int> memset_node_type{-1};
   // The next this many kernel executions fault instead of running: the device context then
   // fails every call with cudaErrorIllegalAddress (a sticky fault).
   std::atomic<int> kernel_faults_left{0};

@@ -175,8 +175,17 @@ Status audit_graph(const CudaApi &api, cudaGraph_t graph, const AllocationTable 
       case cudaGraphNodeTypeWaitEvent:
         ++stats->event_nodes;
         break;
-      default:
+      case cudaGraphNodeTypeEmpty:
+      case cudaGraphNodeTypeExtSemaphoreSignal:
+      case cudaGraphNodeTypeExtSemaphoreWait:
         break;
+      default:
+        // The driver's batch memory operations (type 12, absent from the runtime's enum) and
+        // types a later CUDA adds may hold device addresses the audit cannot find.
+        return Status::error(RRT_ERR_INVALID_STATE,
+                             format("captured graph holds node %zu of type %d, which replayrt "
+                                    "cannot audit for stale addresses",
+                                    n, static_cast<int>(type)));
     }
   }
   return Status::ok();

@@ -32,7 +32,10 @@ struct GraphAuditStats {
 // unavailable, its `extra` is not a packed buffer) is RRT_ERR_INVALID_STATE naming the node
 // and its kernel: a graph is never trusted without its audit. Memory allocation or free nodes
 // and conditional nodes are RRT_ERR_INVALID_STATE too (replayrt graphs neither allocate nor
-// branch). Requires the allocation table's lock (CudaDevice::with_table).
+// branch), and so is a node of any type not named here or below (the driver's batch memory
+// operations, a type a later CUDA adds): host, event record and wait, empty and external
+// semaphore nodes hold no device memory the audit tracks and pass. Requires the allocation
+// table's lock (CudaDevice::with_table).
 Status audit_cuda_graph(const CudaApi &api, cudaGraph_t graph, const AllocationTable &table,
                         std::vector<CapturedAddress> *found, GraphAuditStats *stats);
 

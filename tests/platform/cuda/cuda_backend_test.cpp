@@ -249,6 +249,26 @@ TEST_F(CudaBackendTest, ReplayChecksAddressesOnlyAgainstFreesAndCatchesABA) {
   EXPECT_EQ(fake_.graph_launches, launches) << "a stale replay launches nothing";
 }
 
+// A node of a type the audit does not know may hold device addresses it cannot find (the
+// driver's batch memory operations write and wait on device words): the graph is refused.
+TEST_F(CudaBackendTest, AGraphHoldingANodeOfATypeTheAuditDoesNotKnowIsRefused) {
+  create({.quarantine_bytes = 0});
+  Stream &stream = new_stream();
+  void *target = device_->allocate(512);
+  constexpr int kBatchMemoryOperation = 12;
+  fake_.memset_node_type = kBatchMemoryOperation;
+  ASSERT_TRUE(stream.begin_capture().is_ok());
+  ASSERT_TRUE(stream.enqueue_memset(target, 0, 512).is_ok());
+  std::unique_ptr<Graph> graph;
+  const Status ended = stream.end_capture(&graph);
+  fake_.memset_node_type = -1;
+  EXPECT_EQ(ended.code(), RRT_ERR_INVALID_STATE);
+  EXPECT_NE(ended.message().find("node 0 of type 12"), std::string::npos) << ended.message();
+  EXPECT_EQ(graph, nullptr);
+  EXPECT_EQ(fake_.live_graphs, 0);
+  EXPECT_FALSE(stream.is_capturing());
+}
+
 TEST_F(CudaBackendTest, TheAuditRecordsAddressesNativeWorkDidNotDeclare) {
   create({.quarantine_bytes = 0});
   Stream &stream = new_stream();
