@@ -369,6 +369,42 @@ TEST_F(CudaPlatformTest, ARunRefusedUntilAnOwnersCaptureEndsStaysPrepared) {
   EXPECT_EQ(rrt_run_finalize(run), RRT_OK);
 }
 
+// A capture's current dependencies may carry edge data (a programmatic dependency an earlier
+// kernel of the capture set up, as torch's may), and then cudaStreamGetCaptureInfo without room
+// for edge data fails (cudaErrorLossyQuery). A captured launch reads the edge data and hands it
+// on, so its first task still depends on the earlier kernel as the capture said.
+TEST_F(CudaPlatformTest, ACapturedLaunchKeepsTheEdgeDataOfTheCapturesDependencies) {
+  const std::int32_t id = prepare(builtin("fill"), true);
+  const FakeCuda &fake = platform_fake_cuda();
+  const rrt_run_args_t launch = args();
+  ASSERT_EQ(rrt_stream_begin_capture(stream_), RRT_OK);
+  ASSERT_EQ(rrt_kernel_launch(ctx_, id, &launch, stream_), RRT_OK) << last_message();
+  void *handle = nullptr;
+  ASSERT_EQ(rrt_stream_native_handle(stream_, &handle), RRT_OK);
+  const auto native = static_cast<cudaStream_t>(handle);
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  const cudaGraphNode_t *dependencies = nullptr;
+  std::size_t count = 0;
+  ASSERT_EQ(fake.api().stream_get_capture_info(native, &status, nullptr, nullptr, &dependencies,
+                                               nullptr, &count),
+            cudaSuccess);
+  ASSERT_EQ(count, 1U);
+  cudaGraphNode_t kernel = dependencies[0];
+  cudaGraphEdgeData programmatic{};
+  programmatic.from_port = cudaGraphKernelNodePortProgrammatic;
+  programmatic.type = cudaGraphDependencyTypeProgrammatic;
+  ASSERT_EQ(fake.api().stream_update_capture_dependencies(native, &kernel, &programmatic, 1,
+                                                          cudaStreamSetCaptureDependencies),
+            cudaSuccess);
+  const int before = fake.nodes_added_with_edge_data;
+  EXPECT_EQ(rrt_kernel_launch(ctx_, id, &launch, stream_), RRT_OK) << last_message();
+  EXPECT_EQ(fake.nodes_added_with_edge_data, before + 1)
+      << "the launch's first task keeps the capture's edge data";
+  rrt_graph_t graph = nullptr;
+  EXPECT_EQ(rrt_stream_end_capture(stream_, &graph), RRT_OK) << last_message();
+  EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
+}
+
 // Finalize must wait for the work queued on every stream before it releases memory, and a
 // stream its owner captures cannot be waited for: finalize is refused and changes nothing.
 TEST_F(CudaPlatformTest, FinalizeWhileTheOwnerCapturesAWrappedStreamIsRefusedAndChangesNothing) {

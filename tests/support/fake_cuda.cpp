@@ -126,6 +126,20 @@ struct Stream {
   bool stopping = false;
   Capture *capture = nullptr;
   std::vector<Node *> deps;
+  // Edge data cudaStreamUpdateCaptureDependencies gave the dependencies edged_deps, which
+  // holds only while deps are still those (any other change of deps makes them default).
+  std::vector<Node *> edged_deps;
+  std::vector<cudaGraphEdgeData> dep_edges;
+
+  bool has_edge_data() const {
+    if (deps != edged_deps) {
+      return false;
+    }
+    return std::any_of(dep_edges.begin(), dep_edges.end(), [](const cudaGraphEdgeData &edge) {
+      return edge.type != cudaGraphDependencyTypeDefault || edge.from_port != 0 ||
+             edge.to_port != 0;
+    });
+  }
 };
 
 thread_local cudaStreamCaptureMode t_mode = cudaStreamCaptureModeGlobal;
@@ -245,10 +259,12 @@ void submit(Stream *s, std::function<void()> work) {
   st().changed.notify_all();
 }
 
-// Adds `node` to the capture `s` takes part in, after the stream's dependencies.
 // Adds `node` to the stream's capture after the stream's current dependencies. Every
 // allocation comes first, so a host allocation failure (thrown) leaves the capture unchanged.
 void capture_node(Stream *s, std::unique_ptr<Node> node) {
+  if (s->has_edge_data()) {
+    ++g_fake->nodes_added_with_edge_data;
+  }
   node->deps = s->deps;
   std::vector<Node *> next_deps{node.get()};
   std::vector<std::unique_ptr<Node>> &nodes = s->capture->graph->nodes;
@@ -792,11 +808,14 @@ cudaError_t fake_get_capture_info(cudaStream_t stream, cudaStreamCaptureStatus *
   if (graph != nullptr) {
     *graph = reinterpret_cast<cudaGraph_t>(s->capture->graph.get());
   }
+  if (edges == nullptr && s->has_edge_data()) {
+    return fail(cudaErrorLossyQuery);
+  }
   if (dependencies != nullptr) {
     *dependencies = reinterpret_cast<const cudaGraphNode_t *>(s->deps.data());
   }
   if (edges != nullptr) {
-    *edges = nullptr;
+    *edges = s->has_edge_data() ? s->dep_edges.data() : nullptr;
   }
   if (count != nullptr) {
     *count = s->deps.size();
@@ -812,8 +831,7 @@ cudaError_t fake_update_capture_dependencies(cudaStream_t stream, cudaGraphNode_
   if (s == nullptr || s->capture == nullptr) {
     return fail(cudaErrorIllegalState);
   }
-  if (edges != nullptr ||
-      (flags != cudaStreamAddCaptureDependencies && flags != cudaStreamSetCaptureDependencies)) {
+  if (flags != cudaStreamAddCaptureDependencies && flags != cudaStreamSetCaptureDependencies) {
     return fail(cudaErrorInvalidValue);
   }
   std::vector<Node *> nodes;
@@ -824,14 +842,23 @@ cudaError_t fake_update_capture_dependencies(cudaStream_t stream, cudaGraphNode_
     }
     nodes.push_back(node);
   }
+  std::vector<cudaGraphEdgeData> kept_edges;
+  if (s->deps == s->edged_deps) {
+    kept_edges = s->dep_edges;
+  }
+  kept_edges.resize(s->deps.size());
   if (flags == cudaStreamSetCaptureDependencies) {
     s->deps.clear();
+    kept_edges.clear();
   }
-  for (Node *node : nodes) {
-    if (std::find(s->deps.begin(), s->deps.end(), node) == s->deps.end()) {
-      s->deps.push_back(node);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (std::find(s->deps.begin(), s->deps.end(), nodes[i]) == s->deps.end()) {
+      s->deps.push_back(nodes[i]);
+      kept_edges.push_back(edges != nullptr ? edges[i] : cudaGraphEdgeData{});
     }
   }
+  s->edged_deps = s->deps;
+  s->dep_edges = std::move(kept_edges);
   return cudaSuccess;
 }
 

@@ -165,6 +165,9 @@ class FakeCuda {
   std::atomic<int> live_graphs{0};
   std::atomic<int> live_execs{0};
   std::atomic<int> graph_launches{0};
+  // Captured nodes whose incoming edges carry edge data (a programmatic dependency, say) that
+  // cudaStreamUpdateCaptureDependencies gave the stream's dependencies.
+  std::atomic<int> nodes_added_with_edge_data{0};
   std::atomic<int> kernel_launches{0};
   std::atomic<int> kernel_executions{0};
   std::atomic<int> stream_queries{0};

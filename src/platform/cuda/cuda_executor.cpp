@@ -28,17 +28,38 @@ class CudaExecutable final : public PreparedExecutable {
   std::vector<std::uint32_t> sinks;  // the tasks without successors
 };
 
+// Nodes of a capture and the edge data of the edges a node after them would take from each.
+struct CaptureDependencies {
+  std::vector<cudaGraphNode_t> nodes;
+  std::vector<cudaGraphEdgeData> edges;
+
+  void clear() noexcept {
+    nodes.clear();
+    edges.clear();
+  }
+  std::size_t size() const noexcept { return nodes.size(); }
+  // Appends entries [first, last) of `from`.
+  void append(const CaptureDependencies &from, std::size_t first, std::size_t last) {
+    const auto begin = static_cast<std::ptrdiff_t>(first);
+    const auto end = static_cast<std::ptrdiff_t>(last);
+    nodes.insert(nodes.end(), from.nodes.begin() + begin, from.nodes.begin() + end);
+    edges.insert(edges.end(), from.edges.begin() + begin, from.edges.begin() + end);
+  }
+};
+
 // A launch's working memory, kept per thread between launches.
 struct Scratch {
   std::vector<std::uint64_t> invocation;
   std::vector<ResolvedOperands> resolved;
   std::vector<const void *> referenced;
   // While capturing: the capture's dependencies when the launch began, and each task's last
-  // nodes: terminal[terminal_start[t] .. terminal_start[t + 1]).
-  std::vector<cudaGraphNode_t> entry;
+  // nodes: terminal[terminal_start[t] .. terminal_start[t + 1]). Each list keeps the edge data
+  // of its nodes' outgoing edges beside it (a programmatic dependency, say; zeros: a default
+  // edge).
+  CaptureDependencies entry;
   std::vector<std::size_t> terminal_start;
-  std::vector<cudaGraphNode_t> terminal;
-  std::vector<cudaGraphNode_t> dependencies;
+  CaptureDependencies terminal;
+  CaptureDependencies dependencies;
 };
 
 // One Scratch per nesting depth of enqueue() on this thread (a native launcher may launch).
@@ -72,23 +93,31 @@ struct WorkFailure {
   const char *call = "";
 };
 
-// Copies the capture's current dependencies of `stream` to the end of `out`.
-cudaError_t append_dependencies(const CudaApi &api, cudaStream_t stream,
-                                std::vector<cudaGraphNode_t> *out) {
+// Copies the capture's current dependencies of `stream`, with their edge data, to the end of
+// `out`. The edge data is always asked for: without it, a capture whose dependencies carry any
+// fails the query (cudaErrorLossyQuery).
+cudaError_t append_dependencies(const CudaApi &api, cudaStream_t stream, CaptureDependencies *out) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   const cudaGraphNode_t *nodes = nullptr;
+  const cudaGraphEdgeData *edges = nullptr;
   std::size_t count = 0;
   const cudaError_t error =
-      api.stream_get_capture_info(stream, &status, nullptr, nullptr, &nodes, nullptr, &count);
+      api.stream_get_capture_info(stream, &status, nullptr, nullptr, &nodes, &edges, &count);
   if (error == cudaSuccess && count != 0) {
-    out->insert(out->end(), nodes, nodes + count);
+    out->nodes.insert(out->nodes.end(), nodes, nodes + count);
+    if (edges != nullptr) {
+      out->edges.insert(out->edges.end(), edges, edges + count);
+    } else {
+      out->edges.resize(out->edges.size() + count, cudaGraphEdgeData{});
+    }
   }
   return error;
 }
 
 cudaError_t set_dependencies(const CudaApi &api, cudaStream_t stream,
-                             std::vector<cudaGraphNode_t> &nodes) {
-  return api.stream_update_capture_dependencies(stream, nodes.data(), nullptr, nodes.size(),
+                             CaptureDependencies &dependencies) {
+  return api.stream_update_capture_dependencies(stream, dependencies.nodes.data(),
+                                                dependencies.edges.data(), dependencies.size(),
                                                 cudaStreamSetCaptureDependencies);
 }
 
@@ -157,12 +186,8 @@ int run_task(void *native, void *context) {
     }
     for (std::uint32_t p = first; p < last; ++p) {
       const std::uint32_t predecessor = plan.predecessors[p];
-      scratch.dependencies.insert(
-          scratch.dependencies.end(),
-          scratch.terminal.begin() +
-              static_cast<std::ptrdiff_t>(scratch.terminal_start[predecessor]),
-          scratch.terminal.begin() +
-              static_cast<std::ptrdiff_t>(scratch.terminal_start[predecessor + 1]));
+      scratch.dependencies.append(scratch.terminal, scratch.terminal_start[predecessor],
+                                  scratch.terminal_start[predecessor + 1]);
     }
     if (const cudaError_t error = set_dependencies(api, stream, scratch.dependencies);
         error != cudaSuccess) {
@@ -206,10 +231,8 @@ int end_launch(void *native, void *context) {
   if (launch->capturing) {
     scratch.dependencies.clear();
     for (const std::uint32_t sink : launch->executable->sinks) {
-      scratch.dependencies.insert(
-          scratch.dependencies.end(),
-          scratch.terminal.begin() + static_cast<std::ptrdiff_t>(scratch.terminal_start[sink]),
-          scratch.terminal.begin() + static_cast<std::ptrdiff_t>(scratch.terminal_start[sink + 1]));
+      scratch.dependencies.append(scratch.terminal, scratch.terminal_start[sink],
+                                  scratch.terminal_start[sink + 1]);
     }
     if (launch->executable->sinks.empty()) {
       scratch.dependencies = scratch.entry;
