@@ -13,7 +13,9 @@
  * - Arguments are validated before any state is touched. A failing call leaves state unchanged
  *   and records the calling thread's last-error detail (rrt_last_error). The exceptions are
  *   rrt_stream_destroy and rrt_context_finalize reporting an asynchronous failure: they
- *   complete all the same (see each).
+ *   complete all the same (see each); and rrt_kernel_launch, rrt_run_launch and
+ *   rrt_graph_replay whose enqueue fails part-way outside a capture: what reached the stream
+ *   stays queued (see rrt_kernel_launch).
  * - Structs passed in start with `uint32_t struct_size` (= sizeof the caller's struct) so
  *   fields can be appended; a size smaller than the first published version is
  *   RRT_ERR_INVALID_ARGUMENT.
