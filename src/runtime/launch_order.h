@@ -17,7 +17,8 @@ namespace replayrt {
 //
 // Thread safety: mutex() is the admission lock: a launch, run launch or replay holds it from
 // checking its addresses to its last enqueue, and a caller free holds it while it waits and
-// frees, so the two never interleave. Every other member requires the caller to hold it,
+// frees, so the two never interleave; a run prepare holds it while it binds, which may move
+// the runtime's own blocks. Every other member requires the caller to hold it,
 // except wait_for_tail().
 class LaunchOrder {
  public:

@@ -66,7 +66,11 @@ Status ProgramPipeline::prepare(std::int32_t callable_id, const CallableTable::R
   RRT_RETURN_IF_ERROR(context_.claim_slot(&slot));
   SlotClaim claim(context_, slot);
   // The slot's blocks may still be in use by a replay or an earlier run; the bind may upload
-  // into them.
+  // into them, or move them. The long wait comes first, without the admission lock; under it,
+  // the wait again covers a replay admitted meanwhile (replays record the slot's use under the
+  // lock), and a replay admitted after the bind finds the moved blocks' addresses stale.
+  slot_used_[static_cast<std::size_t>(slot)]->wait();
+  const std::lock_guard<std::mutex> lock(order_.mutex());
   slot_used_[static_cast<std::size_t>(slot)]->wait();
   if (context_.collectors_would_rebuild(
           static_cast<std::uint32_t>(record.callable->tasks().size()))) {

@@ -56,7 +56,10 @@ class ProgramRun {
 // already released.
 //
 // Thread safety: runs on distinct slots may be prepared, launched and finalized from several
-// threads; one run is used by one thread at a time. launch() takes the launch order's lock.
+// threads; one run is used by one thread at a time. launch() takes the launch order's lock,
+// and prepare() holds it while it waits for its slot's last use (again) and binds, so a replay
+// is admitted wholly before the bind may move the slot's blocks (and waited for) or after it
+// (and finds the old addresses stale).
 class ProgramPipeline {
  public:
   // Creates the slots' own streams and events on `device`. Every reference must outlive the

@@ -3,10 +3,12 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -552,6 +554,90 @@ TEST(EngineFinalizeTest, FinalizeWaitsForACallInProgressAndRefusesTheNext) {
   EXPECT_TRUE(e.engine->program_init().is_ok());
   EXPECT_TRUE(e.engine->is_ready());
   ASSERT_TRUE(e.sim.free(in).is_ok());
+}
+
+// A Device that forwards to a SimDevice and runs a hook, once armed, on the next allocation.
+class AllocationHookDevice final : public testing::ForwardingDevice {
+ public:
+  explicit AllocationHookDevice(Device &inner) : ForwardingDevice(inner) {}
+
+  void on_next_allocation(std::function<void()> hook) { hook_ = std::move(hook); }
+  void *allocate(std::size_t bytes) override {
+    if (hook_) {
+      std::exchange(hook_, nullptr)();
+    }
+    return inner().allocate(bytes);
+  }
+
+ private:
+  std::function<void()> hook_;
+};
+
+// A program-mode prepare waits for its slot's last replay, then may move the slot's buffers
+// (a larger callable). A replay of a graph captured from that slot, admitted on another thread
+// after the wait, must either see the buffers moved (STALE_ADDRESS) or be waited for before
+// they go; it must never run on the freed ones. The replay arrives as the prepare allocates.
+TEST(EngineReplayTest, AReplayArrivingWhileAPrepareMovesItsSlotsBuffersNeverRunsOnFreedOnes) {
+  sim::SimDevice sim;
+  auto owned = std::make_unique<AllocationHookDevice>(sim);
+  AllocationHookDevice *device = owned.get();
+  GenerationRegistry generations;
+  std::unique_ptr<Engine> engine;
+  ASSERT_TRUE(Engine::create(std::move(owned), 1, generations, &engine).is_ok());
+  ASSERT_TRUE(engine->program_init().is_ok());
+  const auto prepare_doubling = [&](std::uint64_t n) {
+    CallableBuilder b;
+    b.param(f32({n})).param(f32({n}, RRT_DIR_OUT)).intermediate(f32({n}));
+    b.task(testing::kScale, {param(0), inter(0), imm_f32(2.0F)});
+    b.task(testing::kAdd, {inter(0), param(0), param(1)});
+    std::int32_t id = -1;
+    EXPECT_TRUE(engine->prepare_callable(b.spec(), &id).is_ok());
+    return id;
+  };
+  const std::int32_t small = prepare_doubling(64);
+  const std::int32_t large = prepare_doubling(1 << 16);
+  std::vector<float> in(1 << 16, 1.0F);
+  std::vector<float> out(1 << 16, 0.0F);
+  const std::vector<TensorArg> small_args = {{in.data(), 64 * 4, RRT_SPACE_HOST},
+                                             {out.data(), 64 * 4, RRT_SPACE_HOST}};
+  const std::vector<TensorArg> large_args = {{in.data(), in.size() * 4, RRT_SPACE_HOST},
+                                             {out.data(), out.size() * 4, RRT_SPACE_HOST}};
+  std::unique_ptr<Stream> stream;
+  ASSERT_TRUE(sim.create_stream(&stream).is_ok());
+  // Slot 0 held; a run of `small` captured from slot 1.
+  std::unique_ptr<ProgramRun> holder;
+  ASSERT_TRUE(engine->run_prepare(small, RunArgsView{small_args, {}}, &holder).is_ok());
+  ASSERT_TRUE(engine->begin_capture(*stream).is_ok());
+  std::unique_ptr<ProgramRun> captured;
+  ASSERT_TRUE(engine->run_prepare(small, RunArgsView{small_args, {}}, &captured).is_ok());
+  ASSERT_EQ(captured->slot(), 1);
+  ASSERT_TRUE(engine->run_launch(*captured, stream.get()).is_ok());
+  std::unique_ptr<Graph> graph;
+  ASSERT_TRUE(stream->end_capture(&graph).is_ok());
+  ASSERT_TRUE(engine->run_finalize(*captured).is_ok());
+
+  sim::testing::Gate gate;
+  ASSERT_TRUE(gate.block(*stream).is_ok());
+  std::future<Status> replayed;
+  device->on_next_allocation([&] {
+    replayed = std::async(std::launch::async, [&] { return engine->replay(*graph, *stream); });
+    // Long enough for a replay that is not held back to have been admitted.
+    (void)replayed.wait_for(kBlockedFor);
+  });
+  std::unique_ptr<ProgramRun> next;
+  ASSERT_TRUE(engine->run_prepare(large, RunArgsView{large_args, {}}, &next).is_ok());
+  ASSERT_EQ(next->slot(), 1);
+  ASSERT_TRUE(replayed.valid()) << "the prepare allocated nothing";
+  const Status replay = replayed.get();
+  gate.open();
+  const Status ran = stream->synchronize();
+  EXPECT_TRUE(replay.code() == RRT_ERR_STALE_ADDRESS || ran.is_ok())
+      << "the replay was admitted (" << replay.message() << ") and ran on freed buffers: "
+      << ran.message();
+  EXPECT_TRUE(engine->run_finalize(*next).is_ok());
+  EXPECT_TRUE(engine->run_finalize(*holder).is_ok());
+  graph.reset();
+  engine->before_stream_destroy(*stream);
 }
 
 // A run launch admitted before finalize begins lands on a slot that is still held: finalize
