@@ -219,8 +219,9 @@ Status Engine::replay(const Graph &graph, Stream &stream, std::uint32_t profile_
   LifecycleGate::Ticket ticket;
   RRT_RETURN_IF_ERROR(gate_.enter(&ticket));
   Status replayed;
+  // Whether the stream captures is read under the lock, which a begin capture takes too.
+  const std::lock_guard<std::mutex> lock(order_.mutex());
   if (!stream.is_capturing()) {
-    const std::lock_guard<std::mutex> lock(order_.mutex());
     // Ordering enqueues work; a stale graph must enqueue nothing, so it is checked first.
     replayed = order_.is_last(stream) ? Status::ok() : graph.check_addresses();
     if (replayed.is_ok()) {

@@ -18,6 +18,7 @@
 #include "support/callable_builder.h"
 #include "support/engine_inspector.h"
 #include "support/fault_injecting_device.h"
+#include "support/fault_injecting_stream.h"
 #include "support/forwarding_device.h"
 
 namespace replayrt {
@@ -154,6 +155,51 @@ TEST_F(EngineTest, ALaunchArrivingWhileACaptureBeginsIsCapturedNotRun) {
   EXPECT_FLOAT_EQ(out[0], 3.0F) << "the capture does not hold the launch";
   graph.reset();
   stream.reset();
+  EXPECT_TRUE(sim_.free(device_in).is_ok());
+  EXPECT_TRUE(sim_.free(device_out).is_ok());
+}
+
+// A replay decides whether its stream captures under the admission lock: a capture that
+// begins on another thread just before the replay takes the lock would otherwise receive the
+// replay's ordering wait, and the replay, refused there (graphs do not nest), would leave it in
+// that capture.
+TEST_F(EngineTest, AReplayRacingABeginCaptureLeavesNothingInTheCapture) {
+  ASSERT_TRUE(kernel_init(*engine_, plan_for(256, 2048)).is_ok());
+  const std::int32_t id = prepare_doubling(256);
+  void *device_in = sim_.allocate(1024);
+  void *device_out = sim_.allocate(1024);
+  const std::vector<TensorArg> tensors = {{device_in, 1024, RRT_SPACE_DEVICE},
+                                          {device_out, 1024, RRT_SPACE_DEVICE}};
+  const RunArgsView args{tensors, {}};
+  std::unique_ptr<Stream> other;
+  ASSERT_TRUE(sim_.create_stream(&other).is_ok());
+  std::unique_ptr<Stream> inner;
+  ASSERT_TRUE(sim_.create_stream(&inner).is_ok());
+  FaultInjectingStream target(std::move(inner), std::make_shared<EnqueueFaults>());
+  ASSERT_TRUE(engine_->begin_capture(*other).is_ok());
+  ASSERT_TRUE(engine_->kernel_launch(id, args, *other).is_ok());
+  std::unique_ptr<Graph> graph;
+  ASSERT_TRUE(other->end_capture(&graph).is_ok());
+  ASSERT_TRUE(engine_->kernel_launch(id, args, *other).is_ok());  // `other` is the last stream
+
+  std::future<Status> began;
+  target.on_next_capture_check([&] {
+    began = std::async(std::launch::async, [&] { return engine_->begin_capture(target); });
+    // Long enough for a begin that is not held back to have begun the capture.
+    (void)began.wait_for(std::chrono::milliseconds(200));
+  });
+  const Status replayed = engine_->replay(*graph, target);
+  ASSERT_TRUE(began.valid());
+  ASSERT_TRUE(began.get().is_ok());
+  std::unique_ptr<Graph> captured;
+  ASSERT_TRUE(target.end_capture(&captured).is_ok());
+  EXPECT_EQ(captured->operation_count(), 0U)
+      << "the replay (" << (replayed.is_ok() ? "OK" : replayed.message())
+      << ") left its ordering wait in the capture";
+  ASSERT_TRUE(target.synchronize().is_ok());
+  ASSERT_TRUE(other->synchronize().is_ok());
+  engine_->before_stream_destroy(target);
+  engine_->before_stream_destroy(*other);
   EXPECT_TRUE(sim_.free(device_in).is_ok());
   EXPECT_TRUE(sim_.free(device_out).is_ok());
 }
@@ -632,8 +678,8 @@ TEST(EngineReplayTest, AReplayArrivingWhileAPrepareMovesItsSlotsBuffersNeverRuns
   gate.open();
   const Status ran = stream->synchronize();
   EXPECT_TRUE(replay.code() == RRT_ERR_STALE_ADDRESS || ran.is_ok())
-      << "the replay was admitted (" << replay.message() << ") and ran on freed buffers: "
-      << ran.message();
+      << "the replay was admitted (" << replay.message()
+      << ") and ran on freed buffers: " << ran.message();
   EXPECT_TRUE(engine->run_finalize(*next).is_ok());
   EXPECT_TRUE(engine->run_finalize(*holder).is_ok());
   graph.reset();

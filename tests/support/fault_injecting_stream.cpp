@@ -103,4 +103,12 @@ Status FaultInjectingStream::replay(const Graph &graph) {
   return inner_->replay(graph);
 }
 
+bool FaultInjectingStream::is_capturing() const {
+  const bool capturing = inner_->is_capturing();
+  if (capture_check_hook_) {
+    std::exchange(capture_check_hook_, nullptr)();
+  }
+  return capturing;
+}
+
 }  // namespace replayrt

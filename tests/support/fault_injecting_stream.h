@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -60,9 +61,14 @@ class FaultInjectingStream final : public Stream {
   bool query() const override { return inner_->query(); }
   Status begin_capture() override { return inner_->begin_capture(); }
   Status end_capture(std::unique_ptr<Graph> *out) override { return inner_->end_capture(out); }
-  bool is_capturing() const override { return inner_->is_capturing(); }
+  bool is_capturing() const override;
   bool capture_is_foreign() const override { return inner_->capture_is_foreign(); }
   Status replay(const Graph &graph) override;
+
+  // Runs `hook` once, inside the next is_capturing() call, after the answer was read: what
+  // another thread does between a caller's check and its next step. Set it before the stream
+  // is shared.
+  void on_next_capture_check(std::function<void()> hook) { capture_check_hook_ = std::move(hook); }
 
  private:
   // OK, or the injected failure of an enqueue described by `what`.
@@ -70,6 +76,7 @@ class FaultInjectingStream final : public Stream {
 
   std::unique_ptr<Stream> inner_;
   std::shared_ptr<EnqueueFaults> faults_;
+  mutable std::function<void()> capture_check_hook_;
 };
 
 }  // namespace replayrt
