@@ -1,5 +1,6 @@
 #include "platform/cuda/cuda_stream.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "common/format.h"
@@ -94,11 +95,13 @@ void CudaEvent::set_carried(std::shared_ptr<StickyFailure> origin, std::uint64_t
 // ---- CudaGraph -----------------------------------------------------------------------------
 
 CudaGraph::CudaGraph(CudaDevice &device, cudaGraphExec_t exec, std::size_t nodes,
-                     std::vector<CapturedAddress> addresses, std::uint64_t validated_epoch)
+                     std::vector<CapturedAddress> addresses, std::uint64_t validated_epoch,
+                     std::vector<CudaEvent *> recorded_events)
     : device_(device),
       exec_(exec),
       nodes_(nodes),
       addresses_(std::move(addresses)),
+      recorded_events_(std::move(recorded_events)),
       validated_epoch_(validated_epoch) {}
 
 CudaGraph::~CudaGraph() {
@@ -390,6 +393,13 @@ Status CudaStream::record_event(Event &event) {
     return refused;
   }
   const Capture capture = capture_now();
+  const bool noted = capture != Capture::kOwn ||
+                     std::find(captured_records_.begin(), captured_records_.end(), cuda_event) !=
+                         captured_records_.end();
+  if (!noted) {
+    // Room first, so that noting the record cannot fail once the capture holds it.
+    captured_records_.reserve(captured_records_.size() + 1);
+  }
   RRT_RETURN_IF_ERROR(after_call(
       capture,
       api_.event_record_with_flags(cuda_event->handle(), stream_,
@@ -397,6 +407,9 @@ Status CudaStream::record_event(Event &event) {
       "cudaEventRecordWithFlags"));
   if (capture == Capture::kNone) {
     cuda_event->set_carried(failure_, failure_->pending_serial());
+  }
+  if (!noted) {
+    captured_records_.push_back(cuda_event);
   }
   return Status::ok();
 }
@@ -513,6 +526,7 @@ Status CudaStream::begin_capture() {
   capture_thread_ = std::this_thread::get_id();
   capture_failure_ = Status::ok();
   declared_.clear();
+  captured_records_.clear();
   return Status::ok();
 }
 
@@ -540,6 +554,8 @@ Status CudaStream::end_capture(std::unique_ptr<Graph> *out) {
   capture_failure_ = Status::ok();
   std::vector<CapturedAddress> addresses = std::move(declared_);
   declared_.clear();
+  std::vector<CudaEvent *> recorded_events = std::move(captured_records_);
+  captured_records_.clear();
   if (ended != cudaSuccess) {
     (void)api_.get_last_error();
     const Status why = cuda_status(api_, ended, "cudaStreamEndCapture");
@@ -589,7 +605,8 @@ Status CudaStream::end_capture(std::unique_ptr<Graph> *out) {
       stats.kernel_nodes + stats.copy_nodes + stats.host_nodes + stats.event_nodes;
   try {
     *out = std::make_unique<CudaGraph>(device_, exec, nodes, std::move(addresses),
-                                       all_live ? epoch : CudaGraph::kNeverValidated);
+                                       all_live ? epoch : CudaGraph::kNeverValidated,
+                                       std::move(recorded_events));
   } catch (...) {
     (void)api_.graph_exec_destroy(exec);
     throw;
@@ -627,14 +644,26 @@ Status CudaStream::replay(const Graph &graph) {
   }
   RRT_RETURN_IF_ERROR(cuda_graph->check_addresses());
   if (failure_->is_pending()) {
+    for (CudaEvent *event : cuda_graph->recorded_events()) {
+      const cudaError_t recorded = api_.event_record_with_flags(event->handle(), stream_, 0);
+      if (recorded != cudaSuccess) {
+        (void)api_.get_last_error();
+        return cuda_status(api_, recorded, "cudaEventRecordWithFlags");
+      }
+      event->set_carried(failure_, failure_->pending_serial());
+    }
     return Status::ok();
   }
   Status launched = cuda_graph->launch(stream_);
   if (!launched.is_ok()) {
     (void)api_.get_last_error();
     failure_->fail(launched);
+    return launched;
   }
-  return launched;
+  for (CudaEvent *event : cuda_graph->recorded_events()) {
+    event->set_carried(failure_, failure_->pending_serial());
+  }
+  return Status::ok();
 }
 
 }  // namespace replayrt::cuda

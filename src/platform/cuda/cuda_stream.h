@@ -48,13 +48,17 @@ class CudaEvent final : public Event {
 // every address is still live, so the check is one atomic load; otherwise one full check
 // against the allocation table (base and generation, so ABA is caught) refreshes the epoch.
 // cudaGraphLaunch then runs under the graph's mutex (an executable graph is not thread-safe).
+// The graph keeps the events its capture recorded (recorded_events), which must outlive it (the
+// C ABI refuses to destroy an event a graph holds): each replay's records carry the replaying
+// stream's failure state.
 class CudaGraph final : public Graph {
  public:
   // A validated_epoch of kNeverValidated forces a full check at the first replay.
   static constexpr std::uint64_t kNeverValidated = ~std::uint64_t{0};
 
   CudaGraph(CudaDevice &device, cudaGraphExec_t exec, std::size_t nodes,
-            std::vector<CapturedAddress> addresses, std::uint64_t validated_epoch);
+            std::vector<CapturedAddress> addresses, std::uint64_t validated_epoch,
+            std::vector<CudaEvent *> recorded_events = {});
   ~CudaGraph() override;
 
   std::size_t operation_count() const override { return nodes_; }
@@ -64,12 +68,15 @@ class CudaGraph final : public Graph {
   // RRT_ERR_STALE_ADDRESS naming the first address no longer in its allocation.
   Status check_addresses() const override;
   Status launch(cudaStream_t stream) const;
+  // The events the capture recorded, each once.
+  std::span<CudaEvent *const> recorded_events() const noexcept { return recorded_events_; }
 
  private:
   CudaDevice &device_;
   cudaGraphExec_t exec_;
   std::size_t nodes_;
   std::vector<CapturedAddress> addresses_;
+  std::vector<CudaEvent *> recorded_events_;
   mutable std::atomic<std::uint64_t> validated_epoch_;
   mutable std::mutex launch_mutex_;
 };
@@ -112,8 +119,11 @@ class CudaGraph final : public Graph {
 // was never shared makes no such call.
 //
 // Replay: a CudaGraph of the same device; RRT_ERR_INVALID_STATE while capturing; the address
-// check, then cudaGraphLaunch on this stream. It takes no stream lock (its state is atomic and
-// the graph's own mutex serializes its launches).
+// check, then cudaGraphLaunch on this stream, and each event the graph records then carries
+// this stream's failure state. With a failure pending the graph's work is skipped, but its
+// events are recorded on the stream all the same, carrying that failure, as a record enqueued
+// then would be. It takes no stream lock (its state is atomic and the graph's own mutex
+// serializes its launches).
 //
 // synchronize: cudaStreamSynchronize (a device fault is RRT_ERR_KERNEL_FAILED and poisons the
 // CUDA context), then reports the pending failure. wait_idle waits without reporting; while
@@ -198,6 +208,7 @@ class CudaStream final : public Stream {
   std::thread::id capture_thread_;              // guarded by mutex_
   Status capture_failure_;                      // guarded by mutex_
   std::vector<CapturedAddress> declared_;       // guarded by mutex_
+  std::vector<CudaEvent *> captured_records_;   // guarded by mutex_: events the capture recorded
   std::vector<CapturedAddress> audit_scratch_;  // guarded by mutex_
   // Recorded just before begin_capture; wait_idle waits on it while capturing.
   cudaEvent_t before_capture_ = nullptr;  // guarded by mutex_; made by the first capture

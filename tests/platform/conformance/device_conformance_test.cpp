@@ -414,6 +414,41 @@ TEST_P(DeviceConformanceTest, AnEventWaitReportsNothingAndLeavesTheFailureToSync
   EXPECT_TRUE(stream.synchronize().is_ok()) << "the event's synchronize reported it";
 }
 
+// An event a graph records is recorded by every replay: the record carries the replaying
+// stream's failure state at that point, not that of the event's previous record on another
+// stream.
+TEST_P(DeviceConformanceTest, AReplaysEventRecordCarriesOnlyTheReplayingStreamsFailure) {
+  Stream &failing = new_stream();
+  Stream &replaying = new_stream();
+  const std::unique_ptr<Event> event = new_event();
+  ASSERT_TRUE(replaying.begin_capture().is_ok());
+  ASSERT_TRUE(replaying.record_event(*event).is_ok());
+  std::unique_ptr<Graph> graph;
+  ASSERT_TRUE(replaying.end_capture(&graph).is_ok());
+  failing.fail_enqueue(Status::error(RRT_ERR_KERNEL_FAILED, "pending"));
+  ASSERT_TRUE(failing.record_event(*event).is_ok());
+  ASSERT_TRUE(replaying.replay(*graph).is_ok());
+  EXPECT_TRUE(event->synchronize().is_ok()) << "the replay's record carried another stream's";
+  EXPECT_EQ(failing.synchronize().code(), RRT_ERR_KERNEL_FAILED) << "reported on its stream";
+  EXPECT_TRUE(replaying.synchronize().is_ok());
+}
+
+// A replay onto a stream whose failure is pending skips the graph's work, but its event
+// records still mark the stream and carry that failure, as a record enqueued then does.
+TEST_P(DeviceConformanceTest, AReplaySkippedForAPendingFailureStillRecordsItsEvents) {
+  Stream &stream = new_stream();
+  const std::unique_ptr<Event> event = new_event();
+  ASSERT_TRUE(stream.begin_capture().is_ok());
+  ASSERT_TRUE(stream.record_event(*event).is_ok());
+  std::unique_ptr<Graph> graph;
+  ASSERT_TRUE(stream.end_capture(&graph).is_ok());
+  stream.fail_enqueue(Status::error(RRT_ERR_KERNEL_FAILED, "pending"));
+  ASSERT_TRUE(stream.replay(*graph).is_ok());
+  EXPECT_EQ(event->synchronize().code(), RRT_ERR_KERNEL_FAILED)
+      << "the skipped replay's record did not carry the pending failure";
+  EXPECT_TRUE(stream.synchronize().is_ok()) << "the event's synchronize reported it";
+}
+
 TEST_P(DeviceConformanceTest, CaptureRecordsAndReplayRunsTheRecordedWork) {
   Stream &stream = new_stream();
   std::byte *a = allocate(256);
