@@ -304,12 +304,13 @@ RRT_API rrt_status_t rrt_graph_destroy(rrt_graph_t graph);
    is not held for the owner's graph, whose end replayrt never sees (keep the event alive while
    that graph may run); with profiling on, each launch the owner's capture holds writes its
    task records from the first one on; and work replayrt could not enqueue invalidates the
-   owner's capture, so its end of capture fails instead of leaving a graph without it. When the context's last launch, run or replay before
-   the owner's capture was on this stream, the next one on another stream, which must follow
-   it, is RRT_ERR_INVALID_STATE (nothing enqueued, and a run stays prepared) until the owner's
-   capture ends: replayrt can neither record nor wait on a stream its owner captures. RRT_ERR_INVALID_ARGUMENT for a null
-   handle, the legacy or per-thread default stream (they cannot be captured) or a null `out`;
-   RRT_ERR_UNSUPPORTED on a context whose platform has no native streams (the simulator). */
+   owner's capture, so its end of capture fails instead of leaving a graph without it. When the
+   context's last launch, run or replay before the owner's capture was on this stream, the next one
+   on another stream, which must follow it, is RRT_ERR_INVALID_STATE (nothing enqueued, and a run
+   stays prepared) until the owner's capture ends: replayrt can neither record nor wait on a stream
+   its owner captures. RRT_ERR_INVALID_ARGUMENT for a null handle, the legacy or per-thread default
+   stream (they cannot be captured) or a null `out`; RRT_ERR_UNSUPPORTED on a context whose platform
+   has no native streams (the simulator). */
 RRT_API rrt_status_t rrt_stream_wrap_native(rrt_context_t ctx, void *native_stream,
                                             rrt_stream_t *out);
 /* The native stream behind `stream` (CUDA: its cudaStream_t; a wrapped stream: the handle it

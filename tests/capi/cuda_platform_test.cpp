@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <string>
@@ -131,6 +132,22 @@ class CudaPlatformTest : public ::testing::Test {
         << last_message();
     ASSERT_EQ(fake.api().stream_begin_capture(*native, cudaStreamCaptureModeThreadLocal),
               cudaSuccess);
+  }
+
+  // `call`, made while the owner of a wrapped stream that has work queued captures it, is
+  // refused (it would have to wait for that work) and changes nothing: once the capture ends, a
+  // launch still runs on the context's buffer.
+  void expect_refused_during_an_owner_capture(const std::function<rrt_status_t()> &call) {
+    std::int32_t id = -1;
+    cudaStream_t native = nullptr;
+    rrt_stream_t wrapped = nullptr;
+    ASSERT_NO_FATAL_FAILURE(launch_then_owner_capture(true, &id, &native, &wrapped));
+    EXPECT_EQ(call(), RRT_ERR_INVALID_STATE);
+    EXPECT_NE(last_message().find("cudaStreamBeginCapture"), std::string::npos) << last_message();
+    end_owner_capture_and_destroy(native, wrapped);
+    const rrt_run_args_t launch = args();
+    EXPECT_EQ(rrt_kernel_launch(ctx_, id, &launch, stream_), RRT_OK) << last_message();
+    EXPECT_EQ(rrt_stream_synchronize(stream_), RRT_OK);
   }
 
   // Ends the owner's capture of `native` and destroys the graph it made, then the wrapper and
@@ -408,31 +425,15 @@ TEST_F(CudaPlatformTest, ACapturedLaunchKeepsTheEdgeDataOfTheCapturesDependencie
 // Finalize must wait for the work queued on every stream before it releases memory, and a
 // stream its owner captures cannot be waited for: finalize is refused and changes nothing.
 TEST_F(CudaPlatformTest, FinalizeWhileTheOwnerCapturesAWrappedStreamIsRefusedAndChangesNothing) {
-  std::int32_t id = -1;
-  cudaStream_t native = nullptr;
-  rrt_stream_t wrapped = nullptr;
-  ASSERT_NO_FATAL_FAILURE(launch_then_owner_capture(true, &id, &native, &wrapped));
-  EXPECT_EQ(rrt_context_finalize(ctx_), RRT_ERR_INVALID_STATE);
-  EXPECT_NE(last_message().find("cudaStreamBeginCapture"), std::string::npos) << last_message();
-  end_owner_capture_and_destroy(native, wrapped);
-  const rrt_run_args_t launch = args();
-  EXPECT_EQ(rrt_kernel_launch(ctx_, id, &launch, stream_), RRT_OK) << last_message();
-  EXPECT_EQ(rrt_stream_synchronize(stream_), RRT_OK);
+  ASSERT_NO_FATAL_FAILURE(
+      expect_refused_during_an_owner_capture([&] { return rrt_context_finalize(ctx_); }));
   EXPECT_EQ(rrt_context_finalize(ctx_), RRT_OK) << last_message();
 }
 
 // For the same reason a free is refused and frees nothing.
 TEST_F(CudaPlatformTest, AFreeWhileTheOwnerCapturesAWrappedStreamIsRefusedAndFreesNothing) {
-  std::int32_t id = -1;
-  cudaStream_t native = nullptr;
-  rrt_stream_t wrapped = nullptr;
-  ASSERT_NO_FATAL_FAILURE(launch_then_owner_capture(true, &id, &native, &wrapped));
-  EXPECT_EQ(rrt_device_free(ctx_, buffer_), RRT_ERR_INVALID_STATE);
-  EXPECT_NE(last_message().find("cudaStreamBeginCapture"), std::string::npos) << last_message();
-  end_owner_capture_and_destroy(native, wrapped);
-  const rrt_run_args_t launch = args();
-  EXPECT_EQ(rrt_kernel_launch(ctx_, id, &launch, stream_), RRT_OK) << last_message();
-  EXPECT_EQ(rrt_stream_synchronize(stream_), RRT_OK);
+  ASSERT_NO_FATAL_FAILURE(
+      expect_refused_during_an_owner_capture([&] { return rrt_device_free(ctx_, buffer_); }));
 }
 
 // replayrt never sees an owner's capture end or its graph go, so it cannot hold an event for

@@ -40,6 +40,17 @@ Status kernel_init(Engine &engine, const KernelConfig &config) {
   return engine.kernel_init(config.capacity, config.context_generation, 0);
 }
 
+// Prepares out = in * 2 + in over n floats, through one intermediate.
+std::int32_t prepare_doubling(Engine &engine, std::uint64_t n) {
+  CallableBuilder b;
+  b.param(f32({n})).param(f32({n}, RRT_DIR_OUT)).intermediate(f32({n}));
+  b.task(testing::kScale, {param(0), inter(0), imm_f32(2.0F)});
+  b.task(testing::kAdd, {inter(0), param(0), param(1)});
+  std::int32_t id = -1;
+  EXPECT_TRUE(engine.prepare_callable(b.spec(), &id).is_ok());
+  return id;
+}
+
 // Owns a SimDevice and hands the engine a fault-injecting view of it, so tests can read the
 // backend's own counters and make allocations fail.
 class EngineTest : public ::testing::Test {
@@ -52,16 +63,7 @@ class EngineTest : public ::testing::Test {
 
   void TearDown() override { engine_.reset(); }
 
-  // out = in * 2 + in over n floats, through one intermediate.
-  std::int32_t prepare_doubling(std::uint64_t n) {
-    CallableBuilder b;
-    b.param(f32({n})).param(f32({n}, RRT_DIR_OUT)).intermediate(f32({n}));
-    b.task(testing::kScale, {param(0), inter(0), imm_f32(2.0F)});
-    b.task(testing::kAdd, {inter(0), param(0), param(1)});
-    std::int32_t id = -1;
-    EXPECT_TRUE(engine_->prepare_callable(b.spec(), &id).is_ok());
-    return id;
-  }
+  std::int32_t prepare_doubling(std::uint64_t n) { return replayrt::prepare_doubling(*engine_, n); }
 
   KernelConfig plan_for(std::uint64_t n, std::uint64_t staging) {
     KernelConfig config;
@@ -631,17 +633,8 @@ TEST(EngineReplayTest, AReplayArrivingWhileAPrepareMovesItsSlotsBuffersNeverRuns
   std::unique_ptr<Engine> engine;
   ASSERT_TRUE(Engine::create(std::move(owned), 1, generations, &engine).is_ok());
   ASSERT_TRUE(engine->program_init().is_ok());
-  const auto prepare_doubling = [&](std::uint64_t n) {
-    CallableBuilder b;
-    b.param(f32({n})).param(f32({n}, RRT_DIR_OUT)).intermediate(f32({n}));
-    b.task(testing::kScale, {param(0), inter(0), imm_f32(2.0F)});
-    b.task(testing::kAdd, {inter(0), param(0), param(1)});
-    std::int32_t id = -1;
-    EXPECT_TRUE(engine->prepare_callable(b.spec(), &id).is_ok());
-    return id;
-  };
-  const std::int32_t small = prepare_doubling(64);
-  const std::int32_t large = prepare_doubling(1 << 16);
+  const std::int32_t small = prepare_doubling(*engine, 64);
+  const std::int32_t large = prepare_doubling(*engine, 1 << 16);
   std::vector<float> in(1 << 16, 1.0F);
   std::vector<float> out(1 << 16, 0.0F);
   const std::vector<TensorArg> small_args = {{in.data(), 64 * 4, RRT_SPACE_HOST},
