@@ -214,12 +214,8 @@ RRT_API rrt_status_t rrt_stream_end_capture(rrt_stream_t stream, rrt_graph_t *ou
     RRT_RETURN_IF_ERROR(require_non_null(out, "out"));
     auto graph = std::make_unique<rrt_graph_s>();
     graph->context = stream->context;
-    Status ended = stream->stream->end_capture(&graph->graph);
-    if (!stream->stream->is_capturing()) {
-      // Taken only once the capture is over: a capture that goes on (CUDA: end_capture on
-      // another thread) keeps its launches' record positions.
-      graph->profile_tasks = stream->context->engine->take_capture_profile_tasks(*stream->stream);
-    }
+    Status ended =
+        stream->context->engine->end_capture(*stream->stream, &graph->graph, &graph->profile_tasks);
     if (!ended.is_ok()) {
       if (!stream->stream->is_capturing()) {
         // The capture was discarded: so are the references it held on its events.

@@ -283,8 +283,14 @@ void Engine::before_stream_destroy(Stream &stream) {
   launcher_->forget_capture(stream);
 }
 
-std::uint32_t Engine::take_capture_profile_tasks(Stream &stream) {
-  return launcher_->take_capture_profile_tasks(stream);
+Status Engine::end_capture(Stream &stream, std::unique_ptr<Graph> *out,
+                           std::uint32_t *profile_tasks) {
+  const std::lock_guard<std::mutex> lock(order_.mutex());
+  Status ended = stream.end_capture(out);
+  if (!stream.is_capturing()) {
+    *profile_tasks = launcher_->take_capture_profile_tasks(stream);
+  }
+  return ended;
 }
 
 }  // namespace replayrt

@@ -167,7 +167,7 @@ class Engine {
 
   // Replays `graph` (captured on a stream of this engine's device) on `stream`.
   // `profile_tasks`: the task records its capture's kernel-mode launches hold
-  // (take_capture_profile_tasks when the capture ended).
+  // (end_capture's *profile_tasks).
   Status replay(const Graph &graph, Stream &stream, std::uint32_t profile_tasks = 0);
 
   // Begins a capture on `stream`: refused (changing nothing) unless the engine is ready, or
@@ -180,9 +180,14 @@ class Engine {
   Status begin_capture(Stream &stream, FunctionRef<void()> prepare = nullptr);
   // Called before `stream` is destroyed, in any state of the engine.
   void before_stream_destroy(Stream &stream);
-  // Called when a capture on `stream` ends (made a graph or not): the task records its
-  // kernel-mode launches hold, which the capture's next launches no longer add to.
-  std::uint32_t take_capture_profile_tasks(Stream &stream);
+  // Ends the capture on `stream` (Stream::end_capture) under the admission lock, so a launch,
+  // run launch or replay that found the stream capturing under that lock lands wholly in the
+  // capture, never partly or wholly outside it, unordered. Once the capture is over (a graph
+  // made or not), *profile_tasks is the task records its kernel-mode launches hold, which the
+  // stream's next capture no longer adds to; while it goes on (the simulator after a host
+  // allocation failure) *profile_tasks is unchanged. Needs no lifecycle ticket: a capture may
+  // end after a finalize.
+  Status end_capture(Stream &stream, std::unique_ptr<Graph> *out, std::uint32_t *profile_tasks);
 
  private:
   // Tests reach the device and the context through it (tests/support/engine_inspector.h);

@@ -66,7 +66,6 @@ Status KernelLauncher::profile(LaunchProfile *out) const {
 }
 
 std::uint32_t KernelLauncher::take_capture_profile_tasks(const Stream &stream) {
-  const std::lock_guard<std::mutex> lock(order_.mutex());
   const auto held = capture_profile_tasks_.find(&stream);
   if (held == capture_profile_tasks_.end()) {
     return 0;

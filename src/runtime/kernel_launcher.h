@@ -52,8 +52,8 @@ class KernelLauncher {
   // Requires the launch order's lock. `stream` begins a capture or is destroyed: its next
   // captured launch writes from the first record.
   void forget_capture(const Stream &stream) { capture_profile_tasks_.erase(&stream); }
-  // A capture on `stream` ended (made a graph or not): the task records its launches hold,
-  // which its next capture's launches no longer add to.
+  // Requires the launch order's lock. A capture on `stream` ended (made a graph or not): the
+  // task records its launches hold, which its next capture's launches no longer add to.
   std::uint32_t take_capture_profile_tasks(const Stream &stream);
 
  private:

@@ -206,6 +206,51 @@ TEST_F(EngineTest, AReplayRacingABeginCaptureLeavesNothingInTheCapture) {
   EXPECT_TRUE(sim_.free(device_out).is_ok());
 }
 
+// A launch that finds its stream capturing, under the admission lock, must land wholly in the
+// capture: a capture ending on another thread in between would otherwise receive part of it or
+// none, the rest running live and unordered with the other streams' launches.
+TEST_F(EngineTest, ALaunchRacingAnEndCaptureIsCapturedWhole) {
+  ASSERT_TRUE(kernel_init(*engine_, plan_for(256, 2048)).is_ok());
+  const std::int32_t id = prepare_doubling(256);
+  void *device_in = sim_.allocate(1024);
+  void *device_out = sim_.allocate(1024);
+  const std::vector<float> ones(256, 1.0F);
+  ASSERT_TRUE(sim_.copy_host_to_device(device_in, ones.data(), 1024).is_ok());
+  const std::vector<float> zeros(256, 0.0F);
+  ASSERT_TRUE(sim_.copy_host_to_device(device_out, zeros.data(), 1024).is_ok());
+  const std::vector<TensorArg> tensors = {{device_in, 1024, RRT_SPACE_DEVICE},
+                                          {device_out, 1024, RRT_SPACE_DEVICE}};
+  std::unique_ptr<Stream> inner;
+  ASSERT_TRUE(sim_.create_stream(&inner).is_ok());
+  FaultInjectingStream target(std::move(inner), std::make_shared<EnqueueFaults>());
+  ASSERT_TRUE(engine_->begin_capture(target).is_ok());
+
+  std::unique_ptr<Graph> graph;
+  std::uint32_t profile_tasks = 0;
+  std::future<Status> ended;
+  target.on_next_capture_check([&] {
+    ended = std::async(std::launch::async,
+                       [&] { return engine_->end_capture(target, &graph, &profile_tasks); });
+    // Long enough for an end that is not held back to have ended the capture.
+    (void)ended.wait_for(std::chrono::milliseconds(200));
+  });
+  ASSERT_TRUE(engine_->kernel_launch(id, RunArgsView{tensors, {}}, target).is_ok());
+  ASSERT_TRUE(ended.valid());
+  ASSERT_TRUE(ended.get().is_ok());
+  ASSERT_TRUE(target.synchronize().is_ok());
+  std::vector<float> out(256, -1.0F);
+  ASSERT_TRUE(sim_.copy_device_to_host(out.data(), device_out, 1024).is_ok());
+  EXPECT_FLOAT_EQ(out[0], 0.0F) << "the launch ran outside the capture";
+  ASSERT_TRUE(engine_->replay(*graph, target).is_ok());
+  ASSERT_TRUE(target.synchronize().is_ok());
+  ASSERT_TRUE(sim_.copy_device_to_host(out.data(), device_out, 1024).is_ok());
+  EXPECT_FLOAT_EQ(out[0], 3.0F) << "the graph does not hold the launch";
+  graph.reset();
+  engine_->before_stream_destroy(target);
+  EXPECT_TRUE(sim_.free(device_in).is_ok());
+  EXPECT_TRUE(sim_.free(device_out).is_ok());
+}
+
 TEST_F(EngineTest, LaunchNeedingMoreStagingThanPlannedIsRefusedAndChangesNothing) {
   ASSERT_TRUE(kernel_init(*engine_, plan_for(256, 1024)).is_ok());
   const std::int32_t id = prepare_doubling(256);

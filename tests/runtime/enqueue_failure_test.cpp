@@ -182,10 +182,11 @@ TEST_P(EnqueueFailureTest, AKernelLaunchFailingAtAnEnqueueInsideACaptureSpoilsOn
     ASSERT_TRUE(engine_->begin_capture(*a_).is_ok());
     expect_fails_at_enqueue(n, [&] { return engine_->kernel_launch(0, host_args(1.0F), *a_); });
     std::unique_ptr<Graph> graph;
-    EXPECT_EQ(a_->end_capture(&graph).code(), RRT_ERR_INVALID_STATE)
+    std::uint32_t profile_tasks = 1;
+    EXPECT_EQ(engine_->end_capture(*a_, &graph, &profile_tasks).code(), RRT_ERR_INVALID_STATE)
         << "the capture kept a launch that failed part-way";
     EXPECT_EQ(graph, nullptr);
-    EXPECT_EQ(engine_->take_capture_profile_tasks(*a_), 0u);
+    EXPECT_EQ(profile_tasks, 0u);
     EXPECT_TRUE(PublishedState::of(*engine_).unchanged_by_a_failure_since(before))
         << "a failed launch changed published state";
     ASSERT_NO_FATAL_FAILURE(expect_swept_launch_works(*a_));
