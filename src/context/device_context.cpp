@@ -251,28 +251,39 @@ void DeviceContext::publish_placement(Slot &slot, SlotPlacement &placement, std:
   }
 }
 
-bool DeviceContext::collectors_would_rebuild(std::uint32_t tasks) const {
+Status DeviceContext::check_collectors_rebuild(int slot, std::uint32_t tasks, bool *rebuild) const {
+  *rebuild = false;
   if (!profiling()) {
-    return false;
+    return Status::ok();
   }
   const std::lock_guard<std::mutex> lock(mutex_);
-  return profiling_collectors_.would_rebuild(tasks);
+  return check_collectors_rebuild_locked(slot, tasks, rebuild);
+}
+
+Status DeviceContext::check_collectors_rebuild_locked(int slot, std::uint32_t tasks,
+                                                      bool *rebuild) const {
+  *rebuild = profiling() && tasks != 0 && !latch_.is_kernel() &&
+             profiling_collectors_.would_rebuild(tasks);
+  if (!*rebuild) {
+    return Status::ok();
+  }
+  for (int other = 0; other < kPipelineDepth; ++other) {
+    if (other != slot && slot_busy_[static_cast<std::size_t>(other)]) {
+      return Status::error(
+          RRT_ERR_PREPARED_INCOMPATIBLE,
+          format("the run's %u tasks need larger profiling collectors, and the run in the "
+                 "other pipeline slot is using them; finalize that run, then prepare again",
+                 tasks));
+    }
+  }
+  return Status::ok();
 }
 
 Status DeviceContext::reserve_slot(Slot &slot, const SlotRequest &request, SlotGrant *grant) {
   const bool profiled = profiling() && request.profile_tasks != 0;
-  if (profiled && !latch_.is_kernel() &&
-      profiling_collectors_.would_rebuild(request.profile_tasks)) {
-    for (int other = 0; other < kPipelineDepth; ++other) {
-      if (other != slot.index() && slot_busy_[static_cast<std::size_t>(other)]) {
-        return Status::error(
-            RRT_ERR_PREPARED_INCOMPATIBLE,
-            format("the run's %u tasks need larger profiling collectors, and the run in the "
-                   "other pipeline slot is using them; finalize that run, then prepare again",
-                   request.profile_tasks));
-      }
-    }
-  }
+  bool rebuild = false;
+  RRT_RETURN_IF_ERROR(
+      check_collectors_rebuild_locked(slot.index(), request.profile_tasks, &rebuild));
   SlotPlacement placement;
   RRT_RETURN_IF_ERROR(plan_collectors(placement, request.profile_tasks, request.profile_offset));
   GuardedBlock &staging = slot.staging(request.staging_kind);

@@ -196,9 +196,10 @@ class DeviceContext final : public BlockHost {
   // Profiling is chosen once, before init.
   void enable_profiling() noexcept { profiling_.store(true, std::memory_order_release); }
   bool profiling() const noexcept { return profiling_.load(std::memory_order_acquire); }
-  // With profiling on, whether a run of `tasks` tasks would rebuild the collectors, freeing
-  // the ones both slots' work writes now.
-  bool collectors_would_rebuild(std::uint32_t tasks) const;
+  // Program mode, profiling on: whether binding a run of `tasks` tasks into `slot` would
+  // rebuild the collectors (*rebuild), freeing the ones both slots' work writes now. A rebuild
+  // while another slot holds a run is RRT_ERR_PREPARED_INCOMPATIBLE, as the bind would be.
+  Status check_collectors_rebuild(int slot, std::uint32_t tasks, bool *rebuild) const;
   // The wall record of the area of `slot` and its first `count` task records (at most the
   // collectors' shape; *read says how many). Program mode: the slot's most recent run; kernel
   // mode: the most recent launch or replay, whose launches write their records one after
@@ -228,6 +229,8 @@ class DeviceContext final : public BlockHost {
   class Slot;
 
   Status reserve_slot(Slot &slot, const SlotRequest &request, SlotGrant *grant);
+  // check_collectors_rebuild; the caller holds mutex_.
+  Status check_collectors_rebuild_locked(int slot, std::uint32_t tasks, bool *rebuild) const;
   // The steps every slot placement takes, in this order; each requires the lock.
   //   plan_collectors   with profiling on and `tasks` != 0, the collectors for task records
   //                     up to `first_record` + `tasks`;

@@ -65,22 +65,9 @@ Status ProgramPipeline::prepare(std::int32_t callable_id, const CallableTable::R
   int slot = -1;
   RRT_RETURN_IF_ERROR(context_.claim_slot(&slot));
   SlotClaim claim(context_, slot);
-  // The slot's blocks may still be in use by a replay or an earlier run; the bind may upload
-  // into them, or move them. The long wait comes first, without the admission lock; under it,
-  // the wait again covers a replay admitted meanwhile (replays record the slot's use under the
-  // lock), and a replay admitted after the bind finds the moved blocks' addresses stale.
-  slot_used_[static_cast<std::size_t>(slot)]->wait();
-  const std::lock_guard<std::mutex> lock(order_.mutex());
-  slot_used_[static_cast<std::size_t>(slot)]->wait();
-  if (context_.collectors_would_rebuild(
-          static_cast<std::uint32_t>(record.callable->tasks().size()))) {
-    // The rebuild frees the collectors the other slot's work writes too: a run there that
-    // failed part-way, or a replay, may still be queued (a run that holds the slot refuses the
-    // rebuild instead).
-    for (auto &used : slot_used_) {
-      used->wait();
-    }
-  }
+  const auto tasks = static_cast<std::uint32_t>(record.callable->tasks().size());
+  std::unique_lock<std::mutex> lock(order_.mutex(), std::defer_lock);
+  RRT_RETURN_IF_ERROR(wait_until_unused(slot, tasks, lock));
   run->slot_ = slot;
   run->callable_ = record.callable;
   run->executable_ = record.executable;
@@ -92,6 +79,30 @@ Status ProgramPipeline::prepare(std::int32_t callable_id, const CallableTable::R
   claim.keep();
   *out = std::move(run);
   return Status::ok();
+}
+
+Status ProgramPipeline::wait_until_unused(int slot, std::uint32_t tasks,
+                                          std::unique_lock<std::mutex> &lock) {
+  for (;;) {
+    bool rebuild = false;
+    RRT_RETURN_IF_ERROR(context_.check_collectors_rebuild(slot, tasks, &rebuild));
+    slot_used_[static_cast<std::size_t>(slot)]->wait();
+    if (rebuild) {
+      for (auto &used : slot_used_) {
+        used->wait();
+      }
+    }
+    lock.lock();
+    // Under the lock no replay is admitted and no other bind runs, so what holds now holds
+    // through the caller's bind; a slot claimed meanwhile makes that bind refuse a rebuild.
+    RRT_RETURN_IF_ERROR(context_.check_collectors_rebuild(slot, tasks, &rebuild));
+    const auto unused = [](const std::unique_ptr<Event> &used) { return used->query(); };
+    if (rebuild ? std::all_of(slot_used_.begin(), slot_used_.end(), unused)
+                : unused(slot_used_[static_cast<std::size_t>(slot)])) {
+      return Status::ok();
+    }
+    lock.unlock();
+  }
 }
 
 Status ProgramPipeline::launch(ProgramRun &run, Stream *stream, std::uint64_t session) {

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "common/status.h"
@@ -105,6 +106,13 @@ class ProgramPipeline {
                   LaunchOrder &order) noexcept
       : device_(device), context_(context), executor_(executor), order_(order) {}
 
+  // Waits, without `lock` (the admission lock, not held on entry), until the last use of
+  // `slot` (and, when the bind would rebuild the profiling collectors, of every slot) has
+  // completed, then returns OK holding `lock` with that still true: a replay admitted during
+  // the wait, which records its use under the lock, is waited for in another round. A rebuild
+  // while the other slot holds a run is refused (RRT_ERR_PREPARED_INCOMPATIBLE) without
+  // waiting. No wait ever holds the lock.
+  Status wait_until_unused(int slot, std::uint32_t tasks, std::unique_lock<std::mutex> &lock);
   // The run's enqueues on `target`: ordering, the bound run, and (outside a capture) the
   // slot's done and use events. Requires the launch order's lock. May throw (host memory).
   Status enqueue_run(ProgramRun &run, Stream &target);

@@ -649,6 +649,52 @@ TEST(EngineFinalizeTest, FinalizeWaitsForACallInProgressAndRefusesTheNext) {
   ASSERT_TRUE(e.sim.free(in).is_ok());
 }
 
+// A prepare whose callable needs larger profiling collectors while the other slot holds a run
+// is refused at once. It must not first wait for that run's work, least of all holding the
+// admission lock: a thread that has to make a call needing the lock before that work can
+// finish (here: the gate opens only after this test's checks) would deadlock with it.
+TEST_F(EngineTest, ARefusedCollectorsRebuildDoesNotWaitForTheOtherSlotsRun) {
+  constexpr std::uint64_t kN = 64;
+  engine_->enable_profiling();
+  ASSERT_TRUE(engine_->program_init().is_ok());
+  std::unique_ptr<Stream> stream;
+  ASSERT_TRUE(engine_->create_stream(&stream).is_ok());
+  CallableBuilder small;
+  small.param(f32({kN})).param(f32({kN}, RRT_DIR_OUT));
+  small.task(testing::kScale, {param(0), param(1), imm_f32(2.0F)});
+  CallableBuilder large;
+  large.param(f32({kN})).param(f32({kN}, RRT_DIR_OUT));
+  for (int task = 0; task < 8; ++task) {
+    large.task(testing::kScale, {param(0), param(1), imm_f32(2.0F)});
+  }
+  std::int32_t small_id = -1;
+  std::int32_t large_id = -1;
+  ASSERT_TRUE(engine_->prepare_callable(small.spec(), &small_id).is_ok());
+  ASSERT_TRUE(engine_->prepare_callable(large.spec(), &large_id).is_ok());
+  std::vector<float> in(kN, 1.0F);
+  std::vector<float> out(kN, 0.0F);
+  const std::vector<TensorArg> tensors = {{in.data(), kN * 4, RRT_SPACE_HOST},
+                                          {out.data(), kN * 4, RRT_SPACE_HOST}};
+  const RunArgsView args{tensors, {}};
+  sim::testing::Gate gate;
+  ASSERT_TRUE(gate.block(*stream).is_ok());
+  std::unique_ptr<ProgramRun> queued;
+  ASSERT_TRUE(engine_->run_prepare(small_id, args, &queued).is_ok());
+  ASSERT_TRUE(engine_->run_launch(*queued, stream.get()).is_ok());
+
+  std::future<Status> prepared = std::async(std::launch::async, [&] {
+    std::unique_ptr<ProgramRun> next;
+    return engine_->run_prepare(large_id, args, &next);
+  });
+  const std::future_status waited = prepared.wait_for(kBlockedFor);
+  gate.open();
+  EXPECT_EQ(waited, std::future_status::ready) << "the prepare waited for the other slot's run";
+  EXPECT_EQ(prepared.get().code(), RRT_ERR_PREPARED_INCOMPATIBLE);
+  EXPECT_TRUE(engine_->run_wait(*queued).is_ok());
+  EXPECT_TRUE(engine_->run_finalize(*queued).is_ok());
+  engine_->before_stream_destroy(*stream);
+}
+
 // A Device that forwards to a SimDevice and runs a hook, once armed, on the next allocation.
 class AllocationHookDevice final : public testing::ForwardingDevice {
  public:
