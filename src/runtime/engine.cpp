@@ -192,7 +192,8 @@ Status Engine::run_launch(ProgramRun &run, Stream *stream) {
 }
 
 Status Engine::run_wait(ProgramRun &run) {
-  return pipeline_->wait(run, gate_.session());
+  // A closed gate is a finalized context: its runs belong to no session.
+  return pipeline_->wait(run, gate_.is_open() ? gate_.session() : 0);
 }
 
 Status Engine::run_finalize(ProgramRun &run) {

@@ -146,7 +146,7 @@ class Engine {
                      std::unique_ptr<ProgramRun> *out);
   // ProgramPipeline::launch.
   Status run_launch(ProgramRun &run, Stream *stream);
-  // ProgramPipeline::wait in the gate's current session.
+  // ProgramPipeline::wait in the gate's current session (none while the context is finalized).
   Status run_wait(ProgramRun &run);
   // Waits if needed and releases the slot (unless finalize released it). The run may be
   // destroyed afterwards.

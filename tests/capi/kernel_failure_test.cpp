@@ -282,6 +282,22 @@ TEST_P(KernelFailureTest, ARunFromBeforeAFinalizeDoesNotTakeTheNextSessionsFailu
   EXPECT_EQ(rrt_run_finalize(next), RRT_OK) << last_message();
 }
 
+// The same before the context is initialized again: the finalize reported the run's failure,
+// and its wait is refused rather than answering for work the finalize already waited for.
+TEST_P(KernelFailureTest, ARunWaitAfterAFinalizeIsRefused) {
+  ASSERT_EQ(rrt_program_init(ctx_), RRT_OK);
+  const IndependentTasks failing(fails_);
+  const std::int32_t failing_id = prepare(failing);
+  const rrt_run_args_t args = run_args({&tensor_, 1});
+  rrt_run_t run = nullptr;
+  ASSERT_EQ(rrt_run_prepare(ctx_, failing_id, &args, &run), RRT_OK) << last_message();
+  ASSERT_EQ(rrt_run_launch(run, nullptr), RRT_OK) << last_message();
+  EXPECT_EQ(rrt_context_finalize(ctx_), RRT_ERR_KERNEL_FAILED);
+  EXPECT_EQ(rrt_run_wait(run), RRT_ERR_INVALID_STATE);
+  EXPECT_NE(last_message().find("finalized"), std::string::npos) << last_message();
+  EXPECT_EQ(rrt_run_finalize(run), RRT_OK) << last_message();
+}
+
 INSTANTIATE_TEST_SUITE_P(DeviceWorkers, KernelFailureTest, ::testing::Values(1U, 2U),
                          [](const ::testing::TestParamInfo<std::uint32_t> &info) {
                            return std::to_string(info.param) + "Workers";
