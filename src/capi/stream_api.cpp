@@ -49,15 +49,17 @@ Status check_same_context(const rrt_event_s *event, const rrt_stream_s *stream) 
 // Records or waits on `event` through `enqueue` (a call of the stream). While the stream
 // captures, the capture holds a reference on the event from then on: the event must outlive the
 // capture and the graph it becomes. An owner's capture of a wrapped stream holds none: its end
-// and its graph's destruction are never seen here, so the caller keeps the event alive. The note's
-// room is reserved before the enqueue and the enqueue runs under the capture's lock, so a host
-// allocation failure of the note changes nothing and a captured record or wait is always noted.
+// and its graph's destruction are never seen here, so the caller keeps the event alive. The
+// whole call runs under the capture's lock, which a begin capture holds until the capture has
+// begun, so no capture begins between the look at the stream and the enqueue. The
+// note's room is reserved before the enqueue, so a host allocation failure of the note changes
+// nothing and a captured record or wait is always noted.
 template <typename Enqueue>
 Status enqueue_event_operation(rrt_stream_s *stream, rrt_event_s *event, Enqueue enqueue) {
+  const std::lock_guard<std::mutex> lock(stream->capture_mutex);
   if (!stream->stream->is_capturing() || stream->stream->capture_is_foreign()) {
     return enqueue();
   }
-  const std::lock_guard<std::mutex> lock(stream->capture_mutex);
   std::vector<rrt_event_s *> &noted = stream->capture_events;
   const bool known = std::find(noted.begin(), noted.end(), event) != noted.end();
   if (!known && noted.size() == noted.capacity()) {
@@ -71,9 +73,9 @@ Status enqueue_event_operation(rrt_stream_s *stream, rrt_event_s *event, Enqueue
   return Status::ok();
 }
 
-// Drops the references of events a capture recorded but handed to no graph.
+// Drops the references of events a capture recorded but handed to no graph. The caller holds
+// the stream's capture lock.
 void release_captured_events(rrt_stream_s *stream) {
-  const std::lock_guard<std::mutex> lock(stream->capture_mutex);
   for (rrt_event_s *event : stream->capture_events) {
     event->graph_references.fetch_sub(1);
   }
@@ -203,6 +205,9 @@ RRT_API rrt_status_t rrt_stream_begin_capture(rrt_stream_t stream) {
     if (stream->stream->is_capturing()) {
       return Status::error(RRT_ERR_INVALID_STATE, "the stream is already capturing");
     }
+    // Held until the capture has begun, so that an event record or wait (which runs under it)
+    // comes wholly before the capture or wholly inside it.
+    const std::lock_guard<std::mutex> lock(stream->capture_mutex);
     auto release_events = [stream] { release_captured_events(stream); };
     return stream->context->engine->begin_capture(*stream->stream, release_events);
   });

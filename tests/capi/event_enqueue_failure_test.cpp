@@ -3,7 +3,9 @@
 // spoils the capture. The context is built here over a FaultInjectingDevice (capi/handles.h),
 // which fails the one enqueue the call makes by a returned status or a thrown std::bad_alloc;
 // every call after that goes through the C ABI.
+#include <chrono>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -15,6 +17,7 @@
 #include "capi/handles.h"
 #include "platform/sim/sim_device.h"
 #include "support/fault_injecting_device.h"
+#include "support/fault_injecting_stream.h"
 
 namespace replayrt {
 namespace {
@@ -125,6 +128,31 @@ TEST_P(EventEnqueueFailureTest, AFailedOperationInsideACaptureHoldsNothing) {
   EXPECT_EQ(rrt_graph_replay(graph, stream_), RRT_OK);
   EXPECT_EQ(rrt_stream_synchronize(stream_), RRT_OK);
   EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
+}
+
+// A record or wait that races a capture beginning on another thread is either held by the
+// capture (it landed there: the event cannot be destroyed while the graph holds it) or not in
+// it at all. The capture begins right after the call looked whether the stream captures.
+TEST_P(EventEnqueueFailureTest, AnOperationRacingABeginCaptureIsHeldIfAndOnlyIfItWasCaptured) {
+  auto *stream = dynamic_cast<FaultInjectingStream *>(stream_->stream.get());
+  ASSERT_NE(stream, nullptr);
+  std::future<rrt_status_t> began;
+  stream->on_next_capture_check([&] {
+    began = std::async(std::launch::async, [&] { return rrt_stream_begin_capture(stream_); });
+    // Long enough for a begin that is not held back to have begun the capture.
+    (void)began.wait_for(std::chrono::milliseconds(200));
+  });
+  EXPECT_EQ(operate(), RRT_OK);
+  ASSERT_TRUE(began.valid());
+  ASSERT_EQ(began.get(), RRT_OK);
+  rrt_graph_t graph = nullptr;
+  ASSERT_EQ(rrt_stream_end_capture(stream_, &graph), RRT_OK);
+  const bool captured = graph->graph->operation_count() != 0;
+  EXPECT_EQ(event_->graph_references.load(), captured ? 1 : 0)
+      << (captured ? "the graph holds the operation but not the event"
+                   : "the graph holds the event but not the operation");
+  EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
+  EXPECT_EQ(rrt_stream_synchronize(stream_), RRT_OK);
 }
 
 INSTANTIATE_TEST_SUITE_P(
