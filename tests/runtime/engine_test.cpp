@@ -728,8 +728,8 @@ TEST(EngineReplayTest, AReplayArrivingWhileAPrepareMovesItsSlotsBuffersNeverRuns
   const std::int32_t large = prepare_doubling(*engine, 1 << 16);
   std::vector<float> in(1 << 16, 1.0F);
   std::vector<float> out(1 << 16, 0.0F);
-  const std::vector<TensorArg> small_args = {{in.data(), 64 * 4, RRT_SPACE_HOST},
-                                             {out.data(), 64 * 4, RRT_SPACE_HOST}};
+  const std::vector<TensorArg> small_args = {{in.data(), 256, RRT_SPACE_HOST},
+                                             {out.data(), 256, RRT_SPACE_HOST}};
   const std::vector<TensorArg> large_args = {{in.data(), in.size() * 4, RRT_SPACE_HOST},
                                              {out.data(), out.size() * 4, RRT_SPACE_HOST}};
   std::unique_ptr<Stream> stream;

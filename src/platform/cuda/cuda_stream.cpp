@@ -654,6 +654,9 @@ Status CudaStream::replay(const Graph &graph) {
     }
     return Status::ok();
   }
+  // Read before the launch: a failure of work another thread queues after it must not ride on
+  // the graph's records.
+  const std::uint64_t serial = failure_->pending_serial();
   Status launched = cuda_graph->launch(stream_);
   if (!launched.is_ok()) {
     (void)api_.get_last_error();
@@ -661,7 +664,7 @@ Status CudaStream::replay(const Graph &graph) {
     return launched;
   }
   for (CudaEvent *event : cuda_graph->recorded_events()) {
-    event->set_carried(failure_, failure_->pending_serial());
+    event->set_carried(failure_, serial);
   }
   return Status::ok();
 }
