@@ -296,7 +296,9 @@ RRT_API rrt_status_t rrt_graph_destroy(rrt_graph_t graph);
    When the native stream's owner captures it (cudaStreamBeginCapture, as torch.cuda.graph
    does), the wrapper reports capturing: an rrt_kernel_launch on it is recorded into the
    owner's graph (kernel-mode addresses never move, but replayrt does not check that graph when
-   the owner replays it: keep the context and every tensor it names alive while it may run); an
+   the owner replays it: keep the context and every tensor it names alive while it may run, and
+   order its replays after the context's other launches, runs and replays and before the next,
+   as replayrt orders those among themselves: they share the context's staging and heap); an
    rrt_run_launch is refused (RRT_ERR_INVALID_STATE: program-mode buffers may move); stream
    synchronize, destroy, begin_capture and graph replay are RRT_ERR_INVALID_STATE, and so are
    rrt_context_finalize, rrt_device_free and rrt_device_unregister on its context, which must
