@@ -36,6 +36,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -341,7 +342,6 @@ def run_control(control, tree, build_dir):
         still_passing += [name for name, passed in outcomes.items() if passed]
         if still_passing:
             return f"{control.name}: still passing with the defect: {still_passing}"
-        log(f"{control.name}: all {control.count()} named tests fail, as they must")
         return None
     finally:
         # Written anew, so the restored files are newer than the objects built from the edit.
@@ -405,12 +405,16 @@ def main():
     failures = []
     for control in controls:
         log(f"{control.name}: {control.title}")
+        started = time.monotonic()
         try:
             failure = run_control(control, tree, build_dir)
         except ControlError as error:
             failure = str(error)
         if failure:
             failures.append(failure)
+        else:
+            log(f"{control.name}: all {control.count()} named tests fail, as they must "
+                f"({time.monotonic() - started:.0f} s)")
 
     if failures:
         for failure in failures:

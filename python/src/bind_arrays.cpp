@@ -1,0 +1,72 @@
+#include <cstddef>
+#include <cstdint>
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <replayrt/replayrt.hpp>
+
+#include "bindings.h"
+#include "device_array.h"
+#include "dlpack_interop.h"
+#include "names.h"
+
+namespace replayrt::python {
+
+namespace py = pybind11;
+
+void bind_arrays(py::module_ &m) {
+  py::class_<DeviceArray>(m, "DeviceArray")
+      .def_property_readonly("shape",
+                             [](const DeviceArray &a) { return py::tuple(py::cast(a.shape)); })
+      .def_property_readonly("dtype", [](const DeviceArray &a) { return a.dtype; })
+      .def_property_readonly("nbytes", [](const DeviceArray &a) { return a.bytes; })
+      .def("upload",
+           [](const DeviceArray &a, const py::array &source) {
+             refuse_objects(source.dtype(), "an upload's source");
+             require_same_dtype(source.dtype(), a.dtype);
+             const py::array contiguous = py::array::ensure(source, py::array::c_style);
+             if (static_cast<std::size_t>(contiguous.nbytes()) != a.bytes) {
+               throw py::value_error("replayrt: upload needs exactly the array's bytes");
+             }
+             a.live().upload(contiguous.data(), a.bytes);
+           })
+      .def("__dlpack__", &dlpack_export, py::arg("stream") = py::none(), py::kw_only(),
+           py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(),
+           py::arg("copy") = py::none())
+      .def("__dlpack_device__",
+           [](const DeviceArray &a) {
+             const DLDevice device = dlpack_device(a);
+             return py::make_tuple(device.device_type, device.device_id);
+           })
+      .def("numpy", [](const DeviceArray &a) {
+        py::array out(a.dtype, a.shape);
+        a.live().download(out.mutable_data(), a.bytes);
+        return out;
+      });
+
+  py::class_<RegisteredArray, DeviceArray>(
+      m, "RegisteredArray",
+      "Foreign device memory admitted as DEVICE tensor memory of a CUDA context "
+      "(Context.register): a DeviceArray over the producer's memory, usable wherever one is. It "
+      "holds the producer until it is itself collected; graphs that captured it hold it for "
+      "their life. close() (or leaving `with`) ends the registration: graphs that captured it "
+      "are stale from then on (StaleAddressError at replay), and using it is a ValueError.")
+      .def(
+          "close", [](RegisteredArray &a) { a.foreign->registration.unregister(); },
+          "Ends the registration (rrt_device_unregister), after the work queued on the "
+          "context's streams has run; closing again does nothing. The producer stays held "
+          "until this object is collected, which graphs that used it delay.")
+      .def_property_readonly("closed",
+                             [](const RegisteredArray &a) { return !a.foreign->registration; })
+      .def_property_readonly(
+          "source", [](const RegisteredArray &a) { return a.foreign->producer; },
+          "The producer whose memory this is.")
+      .def("__enter__", [](const py::object &self) { return self; })
+      .def("__exit__", [](RegisteredArray &a, const py::args & /*exception*/) {
+        a.foreign->registration.unregister();
+        return false;
+      });
+}
+
+}  // namespace replayrt::python

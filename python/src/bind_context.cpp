@@ -1,0 +1,147 @@
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <replayrt/replayrt.hpp>
+
+#include "arguments.h"
+#include "bindings.h"
+#include "device_array.h"
+#include "dlpack_interop.h"
+#include "names.h"
+#include "statistics.h"
+#include "streams.h"
+
+namespace replayrt::python {
+
+namespace py = pybind11;
+
+void bind_context(py::module_ &m) {
+  py::class_<PythonContext>(m, "Context")
+      .def(py::init([](const std::string &platform, std::uint32_t workers, bool profiling,
+                       std::int32_t device) {
+             rrt::ContextOptions options;
+             options.platform = platform_from_name(platform);
+             options.device_workers = workers;
+             options.profiling = profiling;
+             options.device_id = device;
+             return std::make_unique<PythonContext>(options);
+           }),
+           py::arg("platform") = "sim", py::arg("workers") = 0, py::arg("profiling") = false,
+           py::arg("device") = 0,
+           "A context on `platform` ('sim' or 'cuda'); `device` is the CUDA device ordinal "
+           "(rrt_context_options_t.device_id).")
+      .def_property_readonly("platform",
+                             [](const PythonContext &ctx) {
+                               return ctx.platform == RRT_PLATFORM_CUDA ? "cuda" : "sim";
+                             })
+      .def_property_readonly("device", [](const PythonContext &ctx) { return ctx.device_id; })
+      .def("program_init", &rrt::Context::program_init)
+      .def(
+          "kernel_init",
+          [](PythonContext &ctx, const std::vector<rrt::CallableBuilder *> &callables,
+             std::uint32_t profiling_tasks) {
+            ctx.kernel_init(ctx.fit_kernel_config(callables, profiling_tasks));
+          },
+          py::arg("callables"), py::arg("profiling_tasks") = 0)
+      .def("prepare",
+           [](PythonContext &ctx, rrt::CallableBuilder &callable) {
+             return PythonCallable{ctx.prepare(callable), callable.task_count(),
+                                   callable.param_directions(), callable.param_dtypes()};
+           })
+      .def(
+          "empty",
+          [](PythonContext &ctx, const std::vector<std::int64_t> &shape,
+             const py::object &dtype_like) {
+            const py::dtype dtype = py::dtype::from_args(dtype_like);
+            refuse_objects(dtype, "Context.empty's");
+            auto bytes = static_cast<std::size_t>(dtype.itemsize());
+            for (const std::int64_t extent : shape) {
+              if (extent < 0) {
+                throw py::value_error("replayrt: a shape's extents are >= 0");
+              }
+              bytes *= static_cast<std::size_t>(extent);
+            }
+            DeviceArray array;
+            array.memory = std::make_shared<rrt::DeviceBuffer>(ctx.allocate(bytes));
+            array.bytes = bytes;
+            array.shape = shape;
+            array.dtype = dtype;
+            array.platform = ctx.platform;
+            array.device_id = ctx.device_id;
+            return array;
+          },
+          py::arg("shape"), py::arg("dtype") = "float32")
+      .def("register", &register_foreign, py::arg("source"),
+           "Admits a DLPack producer's device memory (an object with __dlpack__, such as a "
+           "torch CUDA tensor of this context's device) as DEVICE tensor memory: a "
+           "RegisteredArray (rrt_device_register). The tensor must be C-contiguous; its "
+           "producer's pending writes must be done, or ordered before replayrt's use, first. "
+           "UnsupportedError on the simulator; InvalidArgumentError for memory that is not "
+           "device memory of this device or that the context already tracks.")
+      .def("stream",
+           [](PythonContext &ctx) {
+             auto stream = std::make_shared<PythonStream>();
+             stream->stream = ctx.stream();
+             return stream;
+           })
+      .def(
+          "wrap_stream",
+          [](PythonContext &ctx, const py::object &native) {
+            auto stream = std::make_shared<PythonStream>();
+            std::uintptr_t handle = 0;
+            if (py::isinstance<py::int_>(native)) {
+              handle = native.cast<std::uintptr_t>();
+            } else if (py::hasattr(native, "cuda_stream")) {
+              handle = native.attr("cuda_stream").cast<std::uintptr_t>();
+              stream->native_owner = native;
+            } else {
+              throw py::type_error(
+                  "replayrt: wrap_stream takes a native stream: an int (a cudaStream_t) or an "
+                  "object with a cuda_stream attribute (torch.cuda.Stream), not " +
+                  std::string(py::str(py::type::handle_of(native).attr("__name__"))));
+            }
+            stream->stream = ctx.wrap_stream(reinterpret_cast<void *>(handle));
+            return stream;
+          },
+          py::arg("native"),
+          "A Stream over a native stream the caller owns (rrt_stream_wrap_native): an int "
+          "(a cudaStream_t of this context's device) or an object with a cuda_stream attribute "
+          "(torch.cuda.Stream), which the Stream then holds. Launches, copies, events, capture "
+          "and replay work on it as on ctx.stream(), ordered with the owner's work on the same "
+          "stream; dropping it never destroys the native stream, which must outlive it (an int "
+          "is not held). Launches recorded into the owner's own capture (torch.cuda.graph) "
+          "have their arrays held only as queued work's are (until a synchronize after that "
+          "capture): keep them, and the context, alive while the owner's graph may replay. "
+          "UnsupportedError on the simulator.")
+      .def("event", &rrt::Context::event)
+      .def("run",
+           [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values) {
+             PythonArgs args = convert_args(callable, values);
+             py::gil_scoped_release release;
+             ctx.run(callable.id, args.args);
+           })
+      .def("launch",
+           [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values,
+              PythonStream &stream) {
+             PythonArgs args = convert_args(callable, values);
+             ctx.launch(callable.id, args.args, stream.stream);
+             stream.hold(args.keep_alive);
+           })
+      .def("prepare_run",
+           [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values) {
+             auto run = std::make_unique<PythonRun>();
+             run->args = convert_args(callable, values);
+             run->run = ctx.prepare_run(callable.id, run->args.args);
+             return run;
+           })
+      .def("stats", [](const PythonContext &ctx) { return stats_dict(ctx.stats()); })
+      .def("profile", [](const PythonContext &ctx) { return profile_array(ctx.profile()); });
+}
+
+}  // namespace replayrt::python

@@ -1,0 +1,102 @@
+#include <cstdint>
+#include <memory>
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <replayrt/replayrt.hpp>
+
+#include "arguments.h"
+#include "bindings.h"
+#include "device_array.h"
+#include "names.h"
+#include "statistics.h"
+#include "streams.h"
+
+namespace replayrt::python {
+
+namespace py = pybind11;
+
+void bind_streams(py::module_ &m) {
+  py::class_<PythonRun>(m, "Run")
+      .def(
+          "launch",
+          [](PythonRun &r, PythonStream *stream) {
+            if (stream == nullptr) {
+              r.run.launch();
+            } else {
+              r.run.launch(stream->stream);
+              // Captured, the launch reads and writes them at every replay of the graph.
+              stream->hold(r.args.keep_alive);
+            }
+          },
+          py::arg("stream") = py::none())
+      .def("wait",
+           [](PythonRun &r) {
+             py::gil_scoped_release release;
+             r.run.wait();
+           })
+      .def("profile", [](const PythonRun &r) { return profile_array(r.run.profile()); })
+      .def("finalize", [](PythonRun &r) { r.run.finalize(); });
+
+  py::class_<rrt::Event>(m, "Event")
+      .def("synchronize",
+           [](const rrt::Event &e) {
+             py::gil_scoped_release release;
+             e.synchronize();
+           })
+      .def("query", &rrt::Event::query);
+
+  py::class_<PythonGraph, std::shared_ptr<PythonGraph>>(m, "Graph")
+      .def("replay",
+           [](const std::shared_ptr<PythonGraph> &g, PythonStream &stream) {
+             g->graph.replay(stream.stream);
+             py::list self;
+             self.append(py::cast(g));
+             stream.hold(self);
+           })
+      .def("__bool__", [](const PythonGraph &g) { return static_cast<bool>(g.graph); });
+
+  py::class_<CaptureScope>(m, "_CaptureScope")
+      .def("__enter__", &CaptureScope::enter)
+      .def("__exit__", &CaptureScope::exit);
+
+  py::class_<PythonStream, std::shared_ptr<PythonStream>>(m, "Stream")
+      .def("synchronize", &PythonStream::synchronize)
+      .def("query", [](const PythonStream &s) { return s.stream.query(); })
+      .def("record", [](PythonStream &s, const rrt::Event &e) { s.stream.record(e); })
+      .def("wait", [](PythonStream &s, const rrt::Event &e) { s.stream.wait(e); })
+      .def("capture", [](const std::shared_ptr<PythonStream> &s) { return CaptureScope{s}; })
+      .def_property_readonly(
+          "native_handle",
+          [](const PythonStream &s) {
+            return reinterpret_cast<std::uintptr_t>(s.stream.native_handle());
+          },
+          "The native stream behind this one, as an int (CUDA: its cudaStream_t; a wrapped "
+          "stream's is the one it wraps), for another library to order its work with "
+          "replayrt's (torch.cuda.ExternalStream(handle)). UnsupportedError on the simulator.")
+      .def(
+          "upload",
+          [](PythonStream &s, const py::object &destination, const py::object &source) {
+            const auto &device = destination.cast<const DeviceArray &>();
+            const py::array array = host_array(source, false, "an upload's source");
+            require_same_dtype(array.dtype(), device.dtype);
+            require_same_bytes(array, device);
+            s.stream.upload(device.live(), array.data(), device.bytes);
+            s.hold(both(array, destination));
+          },
+          py::arg("destination"), py::arg("source"))
+      .def(
+          "download",
+          [](PythonStream &s, const py::object &destination, const py::object &source) {
+            const auto &device = source.cast<const DeviceArray &>();
+            const py::array array = host_array(destination, true, "a download's destination");
+            require_same_dtype(array.dtype(), device.dtype);
+            require_same_bytes(array, device);
+            s.stream.download(const_cast<void *>(array.data()), device.live(), device.bytes);
+            s.hold(both(array, source));
+          },
+          py::arg("destination"), py::arg("source"));
+}
+
+}  // namespace replayrt::python

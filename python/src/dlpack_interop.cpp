@@ -1,0 +1,210 @@
+#include "dlpack_interop.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <pybind11/numpy.h>
+
+namespace replayrt::python {
+
+namespace py = pybind11;
+
+DLDevice dlpack_device(const DeviceArray &array) {
+  if (array.platform == RRT_PLATFORM_CUDA) {
+    return {kDLCUDA, array.device_id};
+  }
+  return {kDLCPU, 0};
+}
+
+namespace {
+
+// What a DLPack capsule owns: the tensor it hands over, its shape, and the memory.
+struct DlpackExport {
+  DLManagedTensor managed{};
+  std::vector<std::int64_t> shape;
+  std::shared_ptr<rrt::DeviceMemory> memory;
+};
+
+DLDataType dlpack_dtype(const py::dtype &dtype) {
+  DLDataType out{};
+  out.bits = static_cast<std::uint8_t>(dtype.itemsize() * 8);
+  out.lanes = 1;
+  switch (dtype.kind()) {
+    case 'f':
+      out.code = kDLFloat;
+      break;
+    case 'i':
+      out.code = kDLInt;
+      break;
+    case 'u':
+      out.code = kDLUInt;
+      break;
+    case 'b':
+      out.code = kDLBool;
+      break;
+    default:
+      throw py::type_error("replayrt: DLPack export needs an integer, floating or bool dtype");
+  }
+  return out;
+}
+
+py::capsule dlpack_capsule(const DeviceArray &array) {
+  auto owned = std::make_unique<DlpackExport>();
+  owned->shape = array.shape;
+  owned->memory = array.memory;
+  DLTensor &tensor = owned->managed.dl_tensor;
+  tensor.data = array.live().data();
+  tensor.device = dlpack_device(array);
+  tensor.ndim = static_cast<std::int32_t>(owned->shape.size());
+  tensor.dtype = dlpack_dtype(array.dtype);
+  tensor.shape = owned->shape.data();
+  tensor.strides = nullptr;
+  tensor.byte_offset = 0;
+  owned->managed.manager_ctx = owned.get();
+  owned->managed.deleter = [](DLManagedTensor *self) {
+    delete static_cast<DlpackExport *>(self->manager_ctx);
+  };
+  PyObject *capsule = PyCapsule_New(&owned->managed, "dltensor", [](PyObject *self) {
+    if (PyCapsule_IsValid(self, "dltensor") != 0) {
+      auto *managed = static_cast<DLManagedTensor *>(PyCapsule_GetPointer(self, "dltensor"));
+      managed->deleter(managed);
+    }
+  });
+  if (capsule == nullptr) {
+    throw py::error_already_set();
+  }
+  (void)owned.release();
+  return py::reinterpret_steal<py::capsule>(capsule);
+}
+
+// The numpy dtype of a DLPack element type: signed and unsigned integers, floats and bools of
+// one lane.
+py::dtype dtype_from_dlpack(const DLDataType &type) {
+  std::string name;
+  bool known = type.lanes == 1;
+  switch (type.code) {
+    case kDLInt:
+    case kDLUInt:
+      name = type.code == kDLInt ? "int" : "uint";
+      known = known && (type.bits == 8 || type.bits == 16 || type.bits == 32 || type.bits == 64);
+      break;
+    case kDLFloat:
+      name = "float";
+      known = known && (type.bits == 16 || type.bits == 32 || type.bits == 64);
+      break;
+    case kDLBool:
+      name = "bool";
+      known = known && type.bits == 8;
+      break;
+    default:
+      known = false;
+  }
+  if (!known) {
+    throw py::type_error(
+        "replayrt: register takes tensors of integers, floats or bools of one "
+        "lane, not DLPack type code " +
+        std::to_string(type.code) + " of " + std::to_string(type.bits) + " bits and " +
+        std::to_string(type.lanes) + " lanes");
+  }
+  return py::dtype(type.code == kDLBool ? name : name + std::to_string(type.bits));
+}
+
+// The bytes of a C-contiguous DLPack tensor (compact row-major: no strides, or the strides of
+// one, extents of 1 aside); TypeError for any other layout.
+std::size_t contiguous_bytes(const DLTensor &tensor, std::size_t itemsize) {
+  std::size_t elements = 1;
+  std::int64_t expected_stride = 1;
+  for (std::int32_t dim = tensor.ndim - 1; dim >= 0; --dim) {
+    const std::int64_t extent = tensor.shape[dim];
+    if (extent < 0) {
+      throw py::value_error("replayrt: register got a DLPack tensor with a negative extent");
+    }
+    if (tensor.strides != nullptr && extent != 1 && tensor.strides[dim] != expected_stride) {
+      throw py::type_error(
+          "replayrt: register takes C-contiguous tensors only (make one with "
+          ".contiguous() or numpy.ascontiguousarray first)");
+    }
+    expected_stride *= extent;
+    elements *= static_cast<std::size_t>(extent);
+  }
+  return elements * itemsize;
+}
+
+}  // namespace
+
+py::capsule dlpack_export(const DeviceArray &array, const py::object &stream,
+                          const py::object & /*max_version*/, const py::object &dl_device,
+                          const py::object &copy) {
+  const DLDevice device = dlpack_device(array);
+  if (!copy.is_none() && copy.cast<bool>()) {
+    throw py::buffer_error("replayrt: a DeviceArray's DLPack export never copies (copy=True)");
+  }
+  if (!dl_device.is_none()) {
+    const auto requested = dl_device.cast<std::pair<int, int>>();
+    if (requested.first != device.device_type || requested.second != device.device_id) {
+      throw py::buffer_error(
+          "replayrt: the array is on DLPack device (" + std::to_string(device.device_type) + ", " +
+          std::to_string(device.device_id) + "), not device (" + std::to_string(requested.first) +
+          ", " + std::to_string(requested.second) + "); the export never copies");
+    }
+  }
+  if (device.device_type == kDLCPU && !stream.is_none()) {
+    throw py::buffer_error(
+        "replayrt: a stream is given for CPU memory (the simulator's arrays); the DLPack "
+        "standard allows only stream=None there");
+  }
+  return dlpack_capsule(array);
+}
+
+RegisteredArray register_foreign(PythonContext &ctx, const py::object &source) {
+  std::string what = py::str(py::type::handle_of(source).attr("__name__"));
+  if (!py::hasattr(source, "__dlpack__")) {
+    throw py::type_error(
+        "replayrt: register takes a DLPack producer (an object with __dlpack__, "
+        "such as a CUDA tensor of torch or CuPy), not " +
+        what);
+  }
+  if (py::hasattr(source, "__dlpack_device__")) {
+    what += " on DLPack device " + std::string(py::str(source.attr("__dlpack_device__")()));
+  }
+  const py::object capsule = source.attr("__dlpack__")();
+  if (PyCapsule_IsValid(capsule.ptr(), "dltensor") == 0) {
+    throw py::type_error(
+        "replayrt: register needs __dlpack__() to return an unused DLPack "
+        "capsule (named 'dltensor')");
+  }
+  auto *managed = static_cast<DLManagedTensor *>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
+  auto foreign = std::make_shared<ForeignMemory>();
+  // The tensor is this module's from here: the capsule no longer deletes it.
+  if (PyCapsule_SetName(capsule.ptr(), "used_dltensor") != 0) {
+    throw py::error_already_set();
+  }
+  foreign->tensor.reset(managed);
+  foreign->producer = source;
+
+  const DLTensor &tensor = managed->dl_tensor;
+  RegisteredArray array;
+  array.dtype = dtype_from_dlpack(tensor.dtype);
+  array.shape.assign(tensor.shape, tensor.shape + tensor.ndim);
+  array.bytes = contiguous_bytes(tensor, static_cast<std::size_t>(array.dtype.itemsize()));
+  void *address = static_cast<std::byte *>(tensor.data) + tensor.byte_offset;
+  try {
+    foreign->registration = ctx.register_foreign(address, array.bytes);
+  } catch (const rrt::Error &error) {
+    std::string message = "replayrt: register(" + what + "): ";
+    if (error.code() == RRT_ERR_UNSUPPORTED) {
+      message += "foreign memory is admitted on CUDA contexts only: ";
+    }
+    throw rrt::Error(error.detail(), message + error.what());
+  }
+  array.memory = std::shared_ptr<rrt::DeviceMemory>(foreign, &foreign->registration);
+  array.platform = ctx.platform;
+  array.device_id = ctx.device_id;
+  array.foreign = std::move(foreign);
+  return array;
+}
+
+}  // namespace replayrt::python

@@ -1,0 +1,78 @@
+// DLPack both ways: a DeviceArray exported as a DLPack capsule (a view, never a copy), and a
+// DLPack producer's device memory admitted as a context's DEVICE tensor memory
+// (Context.register), held for as long as anything may reach it.
+#pragma once
+
+#include <memory>
+
+#include <pybind11/pybind11.h>
+
+#include <replayrt/replayrt.hpp>
+
+#include "device_array.h"
+#include "dlpack.h"
+
+namespace replayrt::python {
+
+namespace py = pybind11;
+
+// Where DLPack says a device array's memory is: the CUDA device on CUDA; the host on the
+// simulator, whose device memory is host memory (CPU has the one device 0, whatever the
+// simulator context's device id).
+DLDevice dlpack_device(const DeviceArray &array);
+
+// A DLPack tensor this module took from a producer's capsule (renamed "used_dltensor"): it is
+// this module's to hand back through its deleter.
+struct DlpackTensorDeleter {
+  void operator()(DLManagedTensor *managed) const {
+    if (managed->deleter != nullptr) {
+      managed->deleter(managed);
+    }
+  }
+};
+using TakenDlpackTensor = std::unique_ptr<DLManagedTensor, DlpackTensorDeleter>;
+
+// Foreign device memory a context admitted (Context.register): the producer, the DLPack tensor
+// taken from it, and the registration. The registration ends first; then the tensor and the
+// producer are let go of, under the GIL, which the last owner may not hold (a consumer of a
+// DLPack export of the registered array may drop it on any thread).
+struct ForeignMemory {
+  py::object producer;
+  TakenDlpackTensor tensor;
+  rrt::DeviceRegistration registration;
+
+  ForeignMemory() = default;
+  ForeignMemory(const ForeignMemory &) = delete;
+  ForeignMemory &operator=(const ForeignMemory &) = delete;
+  ForeignMemory(ForeignMemory &&) = delete;
+  ForeignMemory &operator=(ForeignMemory &&) = delete;
+  ~ForeignMemory() {
+    registration = rrt::DeviceRegistration();
+    const PyGILState_STATE gil = PyGILState_Ensure();
+    tensor.reset();
+    Py_XDECREF(producer.release().ptr());
+    PyGILState_Release(gil);
+  }
+};
+
+// A device array over foreign memory (Context.register). Its memory is the registration's.
+struct RegisteredArray : DeviceArray {
+  std::shared_ptr<ForeignMemory> foreign;
+};
+
+// DeviceArray.__dlpack__ with the array API standard's keywords. The capsule is always the
+// unversioned one (the standard has a consumer that asks for `max_version` check what it got)
+// and always a view: copy=True, another device than the array's, or a stream for CPU memory
+// (the simulator's: the standard allows only None there) is a BufferError. On CUDA the stream
+// orders nothing: the caller synchronizes the replayrt stream that wrote the array first.
+py::capsule dlpack_export(const DeviceArray &array, const py::object &stream,
+                          const py::object &max_version, const py::object &dl_device,
+                          const py::object &copy);
+
+// Context.register: `source`'s memory, taken through DLPack, admitted as DEVICE tensor memory.
+// TypeError for an object that is no DLPack producer, a capsule already used, an element type
+// DLPack export cannot name or a tensor that is not C-contiguous; the context's refusal (an
+// rrt::Error) otherwise, its message naming the source.
+RegisteredArray register_foreign(PythonContext &ctx, const py::object &source);
+
+}  // namespace replayrt::python

@@ -1,0 +1,71 @@
+// A stream, a graph, a program-mode run and a capture scope as Python holds them, each with the
+// Python objects whose memory its work reads or writes.
+#pragma once
+
+#include <memory>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <replayrt/replayrt.hpp>
+
+#include "arguments.h"
+#include "device_array.h"
+
+namespace replayrt::python {
+
+namespace py = pybind11;
+
+// A stream and the Python objects its queued work reads or writes.
+// Members are destroyed in reverse order: the stream first, which waits for its queued work,
+// and only then the objects that work reads or writes, and last the native stream's owner
+// (Context.wrap_stream), which must outlive the wrapper.
+struct PythonStream {
+  // What a wrapped stream's handle came from, if an object (Context.wrap_stream).
+  py::object native_owner;
+  py::list pending;   // until synchronize()
+  py::list captured;  // since begin_capture()
+  rrt::Stream stream;
+
+  void hold(const py::list &objects) {
+    py::list &into = stream.capturing() ? captured : pending;
+    for (const py::handle object : objects) {
+      into.append(object);
+    }
+  }
+  // Lets go of the objects held for the work queued before the call, once that work has run.
+  // Work that other threads queue while it waits (without the GIL) keeps its objects; so does
+  // all of it when the wait fails.
+  void synchronize();
+};
+
+// The graph is destroyed before the objects its replays read or write.
+struct PythonGraph {
+  py::list keep_alive;
+  rrt::Graph graph;
+};
+
+// ValueError unless `host` holds exactly the device array's bytes (a copy moves them all).
+void require_same_bytes(const py::array &host, const DeviceArray &device);
+
+// What a stream copy holds until it has run (or, captured, for the graph's life).
+py::list both(const py::array &host, const py::object &device);
+
+// A prepared program-mode run. The run is destroyed first (finalizing it waits for its work),
+// and only then the arguments it reads and writes.
+struct PythonRun {
+  PythonArgs args;
+  rrt::Run run;
+};
+
+// `with stream.capture() as graph:` ends the capture on every path: the graph receives what
+// the capture's work holds, and an exception discards the capture.
+struct CaptureScope {
+  std::shared_ptr<PythonStream> stream;
+  std::shared_ptr<PythonGraph> graph = std::make_shared<PythonGraph>();
+
+  std::shared_ptr<PythonGraph> enter();
+  bool exit(const py::object &exception_type, const py::object &, const py::object &);
+};
+
+}  // namespace replayrt::python
