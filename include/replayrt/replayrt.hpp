@@ -521,7 +521,9 @@ class Stream {
      end_capture() can be called again, and discard_capture() or the destructor ends it (on
      CUDA, where that failure already ended it, they find nothing to end). discard_capture() ends a
      capture and destroys its graph, and does nothing when no capture of this owner is in progress;
-     the destructor and destroy() call it. */
+     the destructor and destroy() call it. When its end of the capture fails with
+     RRT_ERR_INTERNAL the owner likewise still counts itself capturing, and a later
+     discard_capture() can end it. */
   void begin_capture() {
     detail::check(rrt_stream_begin_capture(handle_));
     capturing_ = true;
@@ -543,16 +545,23 @@ class Stream {
     if (!capturing_) {
       return;
     }
-    capturing_ = false;
     rrt_graph_t graph = nullptr;
-    if (rrt_stream_end_capture(handle_, &graph) == RRT_OK) {
+    const rrt_status_t ended = rrt_stream_end_capture(handle_, &graph);
+    if (ended == RRT_ERR_INTERNAL) {
+      return;
+    }
+    capturing_ = false;
+    if (ended == RRT_OK) {
       (void)rrt_graph_destroy(graph);
     }
     captured_events_.clear();
   }
 
   /* Destroys the stream now and throws a failure that was pending on it (rrt_stream_destroy);
-     the owner is empty afterwards either way. */
+     the owner is empty afterwards either way, except when a capture of this owner cannot be
+     ended (RRT_ERR_INTERNAL, host out of memory; see discard_capture): the stream, which
+     cannot be destroyed while it captures, then stays, and destroy() can be called again. The
+     destructor, which cannot report that, leaves such a stream and its context behind. */
   void destroy() { detail::check(destroy_noexcept()); }
 
   /* Whether a capture this owner began (begin_capture or capture) is in progress. */
@@ -589,6 +598,9 @@ class Stream {
       return RRT_OK;
     }
     discard_capture();
+    if (capturing_) {
+      return RRT_ERR_INTERNAL;
+    }
     const rrt_status_t status = rrt_stream_destroy(handle_);
     handle_ = nullptr;
     context_.reset();

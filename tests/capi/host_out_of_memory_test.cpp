@@ -1112,4 +1112,56 @@ TEST(HostOutOfMemoryTest, TheCppStreamOwnerStillCapturesAfterEndCaptureRanOutOfH
   EXPECT_TRUE(event.query());
 }
 
+// A discard whose end of the capture runs out of host memory leaves the capture going (on the
+// simulator), so the owner still counts itself capturing: a later discard ends it, and the
+// stream captures again.
+TEST(HostOutOfMemoryTest, TheCppStreamOwnerStillCapturesAfterDiscardCaptureRanOutOfHostMemory) {
+  rrt::Context ctx;
+  ctx.program_init();
+  rrt::Stream stream = ctx.stream();
+  const rrt::Event event = ctx.event();
+  stream.begin_capture();
+  stream.record(event);
+  int failures = 0;
+  for (std::uint64_t n = 1; stream.capturing() && n < 256; ++n) {
+    {
+      const NthHostAllocationFails failing(n, false);
+      stream.discard_capture();
+    }
+    if (stream.capturing()) {
+      ++failures;
+    }
+  }
+  EXPECT_GT(failures, 0);
+  ASSERT_FALSE(stream.capturing());
+  const rrt::Graph graph = stream.capture([&] { stream.record(event); });
+  EXPECT_TRUE(graph);
+}
+
+// destroy() of a capturing owner whose end of the capture runs out of host memory throws and
+// keeps the stream (a stream cannot be destroyed while it captures); a later destroy() ends
+// the capture and destroys it.
+TEST(HostOutOfMemoryTest, TheCppStreamOwnerKeepsItsStreamWhenDestroyCannotEndItsCapture) {
+  rrt::Context ctx;
+  ctx.program_init();
+  rrt::Stream stream = ctx.stream();
+  const rrt::Event event = ctx.event();
+  stream.begin_capture();
+  stream.record(event);
+  int failures = 0;
+  for (std::uint64_t n = 1; stream.handle() != nullptr && n < 256; ++n) {
+    try {
+      const NthHostAllocationFails failing(n, false);
+      stream.destroy();
+    } catch (const rrt::Error &error) {
+      ++failures;
+      EXPECT_EQ(error.code(), RRT_ERR_INTERNAL) << error.what();
+      EXPECT_TRUE(stream.capturing()) << "after failure " << failures;
+      EXPECT_NE(stream.handle(), nullptr) << "after failure " << failures;
+    }
+  }
+  EXPECT_GT(failures, 0);
+  EXPECT_EQ(stream.handle(), nullptr);
+}
+
 }  // namespace
