@@ -1081,17 +1081,31 @@ TEST(HostOutOfMemoryTest, AProgramRunThatRunsOutOfHostMemoryKeepsNoSlotHostBuild
   sweep_run_host_allocations(RRT_BIND_HOST_BUILD, true, false);
 }
 
+rrt::Context program_mode_context() {
+  rrt::Context ctx;
+  ctx.program_init();
+  return ctx;
+}
+
+// A C++ stream owner of a program-mode context, capturing one event record.
+struct CapturingCppStream {
+  CapturingCppStream() {
+    stream.begin_capture();
+    stream.record(event);
+  }
+  rrt::Context ctx = program_mode_context();
+  rrt::Stream stream = ctx.stream();
+  const rrt::Event event = ctx.event();
+};
+
 // The C++ API's stream owner (replayrt.hpp) when rrt_stream_end_capture runs out of host
 // memory: on the simulator the capture goes on, so the owner still counts itself capturing
 // (it notes the events the capture records, and its destructor would end the capture), and a
 // later end_capture() makes the graph.
 TEST(HostOutOfMemoryTest, TheCppStreamOwnerStillCapturesAfterEndCaptureRanOutOfHostMemory) {
-  rrt::Context ctx;
-  ctx.program_init();
-  rrt::Stream stream = ctx.stream();
-  const rrt::Event event = ctx.event();
-  stream.begin_capture();
-  stream.record(event);
+  CapturingCppStream capturing;
+  rrt::Stream &stream = capturing.stream;
+  const rrt::Event &event = capturing.event;
   rrt::Graph graph;
   int failures = 0;
   for (std::uint64_t n = 1; !graph && n < 256; ++n) {
@@ -1116,12 +1130,9 @@ TEST(HostOutOfMemoryTest, TheCppStreamOwnerStillCapturesAfterEndCaptureRanOutOfH
 // simulator), so the owner still counts itself capturing: a later discard ends it, and the
 // stream captures again.
 TEST(HostOutOfMemoryTest, TheCppStreamOwnerStillCapturesAfterDiscardCaptureRanOutOfHostMemory) {
-  rrt::Context ctx;
-  ctx.program_init();
-  rrt::Stream stream = ctx.stream();
-  const rrt::Event event = ctx.event();
-  stream.begin_capture();
-  stream.record(event);
+  CapturingCppStream capturing;
+  rrt::Stream &stream = capturing.stream;
+  const rrt::Event &event = capturing.event;
   int failures = 0;
   for (std::uint64_t n = 1; stream.capturing() && n < 256; ++n) {
     {
@@ -1142,12 +1153,8 @@ TEST(HostOutOfMemoryTest, TheCppStreamOwnerStillCapturesAfterDiscardCaptureRanOu
 // keeps the stream (a stream cannot be destroyed while it captures); a later destroy() ends
 // the capture and destroys it.
 TEST(HostOutOfMemoryTest, TheCppStreamOwnerKeepsItsStreamWhenDestroyCannotEndItsCapture) {
-  rrt::Context ctx;
-  ctx.program_init();
-  rrt::Stream stream = ctx.stream();
-  const rrt::Event event = ctx.event();
-  stream.begin_capture();
-  stream.record(event);
+  CapturingCppStream capturing;
+  rrt::Stream &stream = capturing.stream;
   int failures = 0;
   for (std::uint64_t n = 1; stream.handle() != nullptr && n < 256; ++n) {
     try {
