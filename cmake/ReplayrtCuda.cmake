@@ -1,5 +1,6 @@
-# REPLAYRT_ENABLE_CUDA: AUTO builds the CUDA backend when CMake finds a CUDA compiler, ON
-# requires one, OFF never builds it. Sets REPLAYRT_HAVE_CUDA.
+# REPLAYRT_ENABLE_CUDA: AUTO builds the CUDA backend when CMake finds a CUDA compiler of CUDA
+# REPLAYRT_MIN_CUDA_VERSION or newer (ReplayrtCudaVersion.cmake), ON requires one, OFF never
+# builds it. Sets REPLAYRT_HAVE_CUDA.
 #
 # The backend links the static CUDA runtime only (never libcuda), so every binary starts on a
 # machine without a driver; the runtime reports the missing driver when it is first called.
@@ -14,11 +15,23 @@ if(NOT replayrt_cuda_choice MATCHES "^(AUTO|ON|OFF)$")
   message(FATAL_ERROR "REPLAYRT_ENABLE_CUDA is '${REPLAYRT_ENABLE_CUDA}'; use AUTO, ON or OFF")
 endif()
 
+include(${CMAKE_CURRENT_LIST_DIR}/ReplayrtCudaVersion.cmake)
+
 set(REPLAYRT_HAVE_CUDA OFF)
 if(NOT replayrt_cuda_choice STREQUAL "OFF")
   include(CheckLanguage)
   check_language(CUDA)
+  set(replayrt_cuda_usable FALSE)
   if(CMAKE_CUDA_COMPILER)
+    replayrt_check_cuda_compiler("${CMAKE_CUDA_COMPILER}" replayrt_cuda_usable
+      replayrt_cuda_unusable_reason)
+  endif()
+  if(CMAKE_CUDA_COMPILER AND NOT replayrt_cuda_usable)
+    if(replayrt_cuda_choice STREQUAL "ON")
+      message(FATAL_ERROR "REPLAYRT_ENABLE_CUDA=ON, but ${replayrt_cuda_unusable_reason}")
+    endif()
+    message(STATUS "replayrt: ${replayrt_cuda_unusable_reason}; the CUDA backend is not built")
+  elseif(CMAKE_CUDA_COMPILER)
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
       # H100/H200. "native" stops configuration on a machine without a GPU.
       set(CMAKE_CUDA_ARCHITECTURES 90)
