@@ -14,12 +14,34 @@
 #include "device_array.h"
 #include "dlpack_interop.h"
 #include "names.h"
-#include "statistics.h"
 #include "streams.h"
+#include "timings.h"
 
 namespace replayrt::python {
 
 namespace py = pybind11;
+
+namespace {
+
+// Context.stats(): rrt_stats_t as a dict, its refusals a list indexed by growth point.
+py::dict stats_dict(const rrt_stats_t &stats) {
+  py::dict out;
+  out["device_alloc_calls"] = stats.device_alloc_calls;
+  out["device_free_calls"] = stats.device_free_calls;
+  out["live_bytes"] = stats.live_bytes;
+  out["peak_bytes"] = stats.peak_bytes;
+  out["launches"] = stats.launches;
+  out["replays"] = stats.replays;
+  out["stale_address_refusals"] = stats.stale_address_refusals;
+  py::list refusals;
+  for (const std::uint64_t count : stats.refusals) {
+    refusals.append(count);
+  }
+  out["refusals"] = refusals;
+  return out;
+}
+
+}  // namespace
 
 void bind_context(py::module_ &m) {
   py::class_<PythonContext>(m, "Context")

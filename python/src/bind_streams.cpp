@@ -1,5 +1,8 @@
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -10,12 +13,64 @@
 #include "bindings.h"
 #include "device_array.h"
 #include "names.h"
-#include "statistics.h"
 #include "streams.h"
+#include "timings.h"
 
 namespace replayrt::python {
 
 namespace py = pybind11;
+
+void PythonStream::synchronize() {
+  py::list waited = std::exchange(pending, py::list());
+  try {
+    py::gil_scoped_release release;
+    stream.synchronize();
+  } catch (...) {
+    for (const py::handle object : pending) {
+      waited.append(object);
+    }
+    pending = std::move(waited);
+    throw;
+  }
+}
+
+std::shared_ptr<PythonGraph> CaptureScope::enter() {
+  stream->stream.begin_capture();
+  stream->captured = py::list();
+  return graph;
+}
+
+bool CaptureScope::exit(const py::object &exception_type, const py::object &, const py::object &) {
+  py::list captured = std::exchange(stream->captured, py::list());
+  if (!exception_type.is_none()) {
+    stream->stream.discard_capture();
+    return false;
+  }
+  graph->graph = stream->stream.end_capture();
+  graph->keep_alive = std::move(captured);
+  return false;
+}
+
+namespace {
+
+// ValueError unless `host` holds exactly the device array's bytes (a copy moves them all).
+void require_same_bytes(const py::array &host, const DeviceArray &device) {
+  if (static_cast<std::size_t>(host.nbytes()) != device.bytes) {
+    throw py::value_error("replayrt: a copy needs a host array of exactly the device array's " +
+                          std::to_string(device.bytes) + " bytes, not " +
+                          std::to_string(host.nbytes()));
+  }
+}
+
+// What a stream copy holds until it has run (or, captured, for the graph's life).
+py::list both(const py::array &host, const py::object &device) {
+  py::list objects;
+  objects.append(host);
+  objects.append(device);
+  return objects;
+}
+
+}  // namespace
 
 void bind_streams(py::module_ &m) {
   py::class_<PythonRun>(m, "Run")

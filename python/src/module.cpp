@@ -16,11 +16,36 @@
 #include <replayrt/replayrt.hpp>
 
 #include "bindings.h"
-#include "errors.h"
 #include "names.h"
 
 namespace py = pybind11;
 namespace binding = replayrt::python;
+
+namespace {
+
+// The factory replayrt/__init__.py registers at import (_set_error_factory): called with the
+// status name, the message, the code, the growth point, and the requested and frozen bytes, it
+// makes the replayrt.Error subclass of the status. Empty until registered.
+py::object &error_factory() {
+  static py::object factory;
+  return factory;
+}
+
+// Sets Python's error indicator for `error`: the registered factory's exception, or a
+// RuntimeError while none is registered.
+void raise_error(const rrt::Error &error) {
+  const py::object &factory = error_factory();
+  if (!factory) {
+    PyErr_SetString(PyExc_RuntimeError, error.what());
+    return;
+  }
+  const py::object exception = factory(
+      error.status_name(), error.what(), static_cast<int>(error.code()),
+      static_cast<int>(error.growth_point()), error.requested_bytes(), error.frozen_bytes());
+  PyErr_SetObject(reinterpret_cast<PyObject *>(Py_TYPE(exception.ptr())), exception.ptr());
+}
+
+}  // namespace
 
 PYBIND11_MODULE(_replayrt, m) {
   m.doc() = "replayrt's extension module; import replayrt, not this";
@@ -33,11 +58,10 @@ PYBIND11_MODULE(_replayrt, m) {
         std::rethrow_exception(pending);
       }
     } catch (const rrt::Error &error) {
-      binding::raise_error(error);
+      raise_error(error);
     }
   });
-  m.def("_set_error_factory",
-        [](py::object factory) { binding::error_factory() = std::move(factory); });
+  m.def("_set_error_factory", [](py::object factory) { error_factory() = std::move(factory); });
 
   m.def(
       "dtype_value",

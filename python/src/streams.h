@@ -1,5 +1,6 @@
 // A stream, a graph, a program-mode run and a capture scope as Python holds them, each with the
-// Python objects whose memory its work reads or writes.
+// Python objects whose memory its work reads or writes. Their member functions are defined
+// beside their bindings, in bind_streams.cpp.
 #pragma once
 
 #include <memory>
@@ -44,12 +45,6 @@ struct PythonGraph {
   py::list keep_alive;
   rrt::Graph graph;
 };
-
-// ValueError unless `host` holds exactly the device array's bytes (a copy moves them all).
-void require_same_bytes(const py::array &host, const DeviceArray &device);
-
-// What a stream copy holds until it has run (or, captured, for the graph's life).
-py::list both(const py::array &host, const py::object &device);
 
 // A prepared program-mode run. The run is destroyed first (finalizing it waits for its work),
 // and only then the arguments it reads and writes.
