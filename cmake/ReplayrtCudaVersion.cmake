@@ -11,8 +11,7 @@ set(REPLAYRT_MIN_CUDA_VERSION 13.0)
 # version is the "release X.Y" that `<compiler> --version` prints; a compiler that prints none
 # is taken as usable (the build then reports what it lacks).
 function(replayrt_check_cuda_compiler compiler out_usable out_reason)
-  execute_process(COMMAND "${compiler}" --version
-    OUTPUT_VARIABLE printed ERROR_VARIABLE printed RESULT_VARIABLE result)
+  execute_process(COMMAND "${compiler}" --version OUTPUT_VARIABLE printed ERROR_VARIABLE printed)
   string(REGEX MATCH "release ([0-9]+\\.[0-9]+)" release "${printed}")
   set(version "${CMAKE_MATCH_1}")
   if(version AND version VERSION_LESS REPLAYRT_MIN_CUDA_VERSION)
