@@ -5,20 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include "task_records.h"
+
 namespace replayrt {
 namespace {
+
+using testing::task_over;
 
 OperandRecord record(ImageOperandKind kind, std::uint32_t index, std::uint64_t value = 0,
                      std::uint64_t bytes = 0) {
   return OperandRecord{static_cast<std::uint32_t>(kind), index, value, bytes};
-}
-
-TaskRecord task_over(std::uint32_t first, std::uint32_t tensors, std::uint32_t scalars) {
-  TaskRecord task{};
-  task.first_operand = first;
-  task.num_tensors = tensors;
-  task.num_scalars = scalars;
-  return task;
 }
 
 class OperandResolutionTest : public ::testing::Test {

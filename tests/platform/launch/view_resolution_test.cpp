@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 
 #include "platform/launch/operand_resolution.h"
+#include "task_records.h"
 
 namespace replayrt {
 namespace {
+
+using testing::task_over;
 
 void read_host(const void *address, void *out, std::size_t bytes) {
   std::memcpy(out, address, bytes);
@@ -16,14 +19,6 @@ void read_host(const void *address, void *out, std::size_t bytes) {
 
 OperandRecord operand(ImageOperandKind kind, std::uint32_t index) {
   return OperandRecord{static_cast<std::uint32_t>(kind), index, 0, 0};
-}
-
-TaskRecord task_over(std::uint32_t first, std::uint32_t tensors, std::uint32_t scalars) {
-  TaskRecord task{};
-  task.first_operand = first;
-  task.num_tensors = tensors;
-  task.num_scalars = scalars;
-  return task;
 }
 
 // A payload whose tensor 0 is `cache_` (8 rows of 4 floats) and tensor 1 is `values_`.
