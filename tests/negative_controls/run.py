@@ -6,10 +6,12 @@ fail with it, then one or more anchored edits. The runner copies the tree to a s
 folder, checks that every named test passes there unedited, then for each control applies
 its edits, rebuilds only the targets it names, and requires every named test to fail (a crash
 or a hang counts as failing). A named test is a gtest case of a test binary, or a ctest test
-that is not a gtest case (a CMake script check over the sources or the built library). One scratch build folder is reused, so each control
-rebuilds only what its edits touch. When `ccache` is on PATH the scratch build compiles through
-it, so the files a control restores are not compiled again. The scratch build sits at
-`tree/build/default` and is configured like the `default` preset, so its compile commands match
+that is not a gtest case (a CMake script check over the sources or the built library). Each
+worker (--jobs, default 2) has its own scratch tree and build folder, which it reuses, so each
+control rebuilds only what its edits touch; a control occupies about one core (one edited file
+compiles, then one test binary runs), so two workers keep two cores busy. When `ccache` is on PATH the scratch build compiles through
+it, so the files a control restores are not compiled again. The first worker's scratch build sits at
+`tree/build/default` (the second's at `tree-2/build/default`) and each is configured like the `default` preset, so its compile commands match
 the repository's own `build/default` once ccache rewrites paths under CCACHE_BASEDIR (the
 repository root unless set): with a shared CCACHE_DIR (CI sets one), the baseline build is
 served from what `make test` compiled. Without CCACHE_DIR the cache lives in the work folder.
@@ -32,10 +34,12 @@ order; a later edit's anchor is looked up in the file as the earlier edits left 
 import argparse
 import json
 import os
+import queue
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -45,8 +49,12 @@ SUFFIX = ".control"
 TEST_TIMEOUT_S = 300
 
 
+LOG_LOCK = threading.Lock()
+
+
 def log(message):
-    print(f"[controls] {message}", flush=True)
+    with LOG_LOCK:
+        print(f"[controls] {message}", flush=True)
 
 
 def run(cmd, cwd=None, quiet=False, timeout=None):
@@ -56,8 +64,10 @@ def run(cmd, cwd=None, quiet=False, timeout=None):
         log(f"timed out after {timeout} s: {' '.join(cmd[:2])}")
         return subprocess.CompletedProcess(cmd, 124, "", "")
     if result.returncode != 0 and not quiet:
-        sys.stdout.write(result.stdout)
-        sys.stderr.write(result.stderr)
+        with LOG_LOCK:
+            sys.stdout.write(result.stdout)
+            sys.stderr.write(result.stderr)
+            sys.stdout.flush()
     return result
 
 
@@ -349,11 +359,65 @@ def run_control(control, tree, build_dir):
             (tree / rel).write_bytes(original.encode())
 
 
+def configure_tree(tree, launcher):
+    """Makes `tree` a copy of the working tree and configures its build folder; returns it."""
+    build_dir = tree / "build" / "default"
+    sync_tree(tree)
+    configure = run(["cmake", "-S", str(tree), "-B", str(build_dir), "-G", "Ninja",
+                     "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_C_COMPILER=gcc",
+                     "-DCMAKE_CXX_COMPILER=g++", "-DREPLAYRT_BUILD_BENCHMARKS=OFF",
+                     "-DREPLAYRT_BUILD_EXAMPLES=OFF", *launcher])
+    if configure.returncode != 0:
+        raise SystemExit(f"configure failed in {tree}")
+    return build_dir
+
+
+def run_controls(controls, workers):
+    """Runs `controls` on `workers` ((tree, build folder) pairs), one thread per worker, each
+    taking the next control when it is done with one; returns the failures in control order."""
+    pending = queue.Queue()
+    for control in controls:
+        pending.put(control)
+    failures = {}
+    failures_lock = threading.Lock()
+
+    def work(tree, build_dir):
+        while True:
+            try:
+                control = pending.get_nowait()
+            except queue.Empty:
+                return
+            log(f"{control.name}: {control.title}")
+            started = time.monotonic()
+            try:
+                failure = run_control(control, tree, build_dir)
+            except (ControlError, SystemExit) as error:
+                failure = f"{control.name}: {error}"
+            except Exception as error:  # a thread that raised would end without a word
+                failure = f"{control.name}: {error!r}"
+            if failure:
+                log(f"{control.name}: FAILED")
+                with failures_lock:
+                    failures[control.name] = failure
+            else:
+                log(f"{control.name}: all {control.count()} named tests fail, as they must "
+                    f"({time.monotonic() - started:.0f} s)")
+
+    threads = [threading.Thread(target=work, args=worker) for worker in workers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return [failures[c.name] for c in controls if c.name in failures]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work-dir", default=str(ROOT / "build" / "controls"))
     parser.add_argument("--check-anchors", action="store_true",
                         help="only check that every anchor occurs exactly once; build nothing")
+    parser.add_argument("--jobs", type=int, default=2,
+                        help="workers, each with its own scratch tree (default 2)")
     parser.add_argument("only", nargs="*", help="run only these controls (file names without .control)")
     args = parser.parse_args()
 
@@ -367,29 +431,28 @@ def main():
     log(f"anchors: all {edits} edits of {len(controls)} controls match exactly once")
     if args.check_anchors:
         return 0
+    if args.jobs < 1:
+        raise SystemExit("[controls] --jobs needs at least 1")
 
     work = Path(args.work_dir)
-    tree = work / "tree"
-    build_dir = tree / "build" / "default"
-    sync_tree(tree)
     launcher = []
     if shutil.which("ccache"):
         os.environ.setdefault("CCACHE_DIR", str(work / "ccache"))
         os.environ.setdefault("CCACHE_BASEDIR", str(ROOT))
         launcher = ["-DCMAKE_CXX_COMPILER_LAUNCHER=ccache", "-DCMAKE_C_COMPILER_LAUNCHER=ccache"]
         log(f"compiling through ccache (cache: {os.environ['CCACHE_DIR']})")
-    configure = run(["cmake", "-S", str(tree), "-B", str(build_dir), "-G", "Ninja",
-                     "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_C_COMPILER=gcc",
-                     "-DCMAKE_CXX_COMPILER=g++", "-DREPLAYRT_BUILD_BENCHMARKS=OFF",
-                     "-DREPLAYRT_BUILD_EXAMPLES=OFF", *launcher])
-    if configure.returncode != 0:
-        raise SystemExit("configure failed")
+    jobs = min(args.jobs, len(controls))
+    trees = [work / ("tree" if worker == 0 else f"tree-{worker + 1}") for worker in range(jobs)]
+    workers = [(tree, configure_tree(tree, launcher)) for tree in trees]
 
     binaries = sorted({b for c in controls for b in c.binaries})
     targets = sorted({t for c in controls for t in c.targets})
-    log(f"baseline: building {', '.join(targets) or 'nothing'}")
-    if not build(build_dir, targets):
-        raise SystemExit("baseline build failed")
+    for tree, build_dir in workers:
+        log(f"baseline: building in {tree.name}: {', '.join(targets) or 'nothing'}")
+        if not build(build_dir, targets):
+            raise SystemExit("baseline build failed")
+    # The trees are copies of one another, so the named tests run unedited in the first.
+    build_dir = workers[0][1]
     for binary in binaries:
         wanted = tests_of(controls, binary)
         outcomes = test_outcomes(build_dir, binary, wanted)
@@ -402,25 +465,14 @@ def main():
         raise SystemExit(f"baseline: these ctest tests must pass unedited but did not: {bad}")
     log("baseline: every named test passes unedited")
 
-    failures = []
-    for control in controls:
-        log(f"{control.name}: {control.title}")
-        started = time.monotonic()
-        try:
-            failure = run_control(control, tree, build_dir)
-        except ControlError as error:
-            failure = str(error)
-        if failure:
-            failures.append(failure)
-        else:
-            log(f"{control.name}: all {control.count()} named tests fail, as they must "
-                f"({time.monotonic() - started:.0f} s)")
-
+    started = time.monotonic()
+    failures = run_controls(controls, workers)
     if failures:
         for failure in failures:
             print(f"[controls] FAIL {failure}", file=sys.stderr)
         return 1
-    log(f"all {len(controls)} controls caught their defect")
+    log(f"all {len(controls)} controls caught their defect ({jobs} workers, "
+        f"{time.monotonic() - started:.0f} s)")
     return 0
 
 
