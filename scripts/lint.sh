@@ -6,9 +6,9 @@ mapfile -t sources < <(git ls-files '*.h' '*.hpp' '*.cpp' '*.c' | grep -v '^test
 echo "clang-format: ${#sources[@]} files"
 clang-format --dry-run --Werror "${sources[@]}"
 
-# The lint preset is the default one with each test target's files in unity translation units:
-# clang-tidy then walks GoogleTest and the standard library once per 8 test files, not once per
-# file. The fuzz preset's database adds the fuzz targets and what builds only without the CUDA
+# The lint preset is the default one with every target's files in unity translation units:
+# clang-tidy then walks GoogleTest, pybind11 and the standard library once per 8 files, not once
+# per file. The fuzz preset's database adds the fuzz targets and what builds only without the CUDA
 # backend. Both are only configured; scripts/lint_units.py lists the translation units, each
 # file in the first that holds it, and fails when a tracked source is in neither database.
 cmake --preset lint >/dev/null
