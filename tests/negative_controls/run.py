@@ -1,22 +1,22 @@
 #!/usr/bin/env python3
 """Negative controls: each control here re-introduces one defect a guard exists to prevent.
 
-A control is a `NN-name.control` file: a header naming the defect and the tests that must
-fail with it, then one or more anchored edits. The runner copies the tree to a scratch
-folder, checks that every named test passes there unedited, then for each control applies
-its edits, rebuilds only the targets it names, and requires every named test to fail (a crash
-or a hang counts as failing). A named test is a gtest case of a test binary, or a ctest test
-that is not a gtest case (a CMake script check over the sources or the built library). Each
-worker (--jobs, default 2) has its own scratch tree and build folder, which it reuses, so each
-control rebuilds only what its edits touch; a control occupies about one core (one edited file
-compiles, then one test binary runs), so two workers keep two cores busy. When `ccache` is on PATH the scratch build compiles through
-it, so the files a control restores are not compiled again. The first worker's scratch build sits at
-`tree/build/default` (the second's at `tree-2/build/default`) and each is configured like the `default` preset, so its compile commands match
-the repository's own `build/default` once ccache rewrites paths under CCACHE_BASEDIR (the
-repository root unless set): with a shared CCACHE_DIR (CI sets one), the baseline build is
-served from what `make test` compiled. Without CCACHE_DIR the cache lives in the work folder.
-`--check-anchors` only checks that every anchor occurs exactly once in the current tree,
-without building anything.
+A control is a `NN-name.control` file: a header naming the defect and the tests that must fail
+with it, then one or more anchored edits. The runner copies the tree to a scratch folder, checks
+that every named test passes there unedited, then for each control applies its edits, rebuilds
+only the targets it names, and requires every named test to fail (a crash or a hang counts as
+failing). A named test is a gtest case of a test binary, or a ctest test that is not a gtest
+case (a CMake script check over the sources or the built library). Each worker (--jobs, default
+2) has its own scratch tree and build folder, which it reuses, so each control rebuilds only
+what its edits touch; a control occupies about one core (one edited file compiles, then one test
+binary runs), so two workers keep two cores busy. When `ccache` is on PATH the scratch build
+compiles through it, so the files a control restores are not compiled again. The first worker's
+scratch build sits at `tree/build/default` (the second's at `tree-2/build/default`) and each is
+configured like the `default` preset, so its compile commands match the repository's own
+`build/default` once ccache rewrites paths under CCACHE_BASEDIR (the repository root unless
+set): with a shared CCACHE_DIR (CI sets one), the baseline build is served from what `make test`
+compiled. Without CCACHE_DIR the cache lives in the work folder. `--check-anchors` only checks
+that every anchor occurs exactly once in the current tree, without building anything.
 
 File format (README.md in this folder has an example):
     Control: <one line saying which defect it re-introduces>
