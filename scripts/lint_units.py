@@ -3,12 +3,12 @@
 
 The units come from each BUILD_DIR's compile_commands.json, in the order given: each C++ source
 of src/, tests/, bench/, examples/ and python/ that a database compiles on its own, and each
-unity source (REPLAYRT_UNITY_TESTS) that gathers such files. A file is linted once, in the first
-translation unit that holds it: the ABI suites built for the simulator and for FakeCuda, and the
-library in every preset, are not linted twice. Exits 1, naming them, when a tracked C++ file of
-those folders is in no database, so no file goes unlinted; tests/install/consumer/ is the one
-exception (an outside project's sources, which the install test builds against the installed
-tree and which clang-format skips too).
+unity source (CMAKE_UNITY_BUILD, which the lint preset sets) that gathers such files. A file is
+linted once, in the first translation unit that holds it: the ABI suites built for the simulator
+and for FakeCuda, and the library in every preset, are not linted twice. Exits 1, naming them,
+when a tracked C++ file of those folders is in no database, so no file goes unlinted;
+tests/install/consumer/ is the one exception (an outside project's sources, which the install
+test builds against the installed tree and which clang-format skips too).
 """
 import json
 import re
