@@ -13,10 +13,6 @@ namespace replayrt::capi {
 
 namespace {
 
-Status invalid(std::string message) {
-  return Status::error(RRT_ERR_INVALID_ARGUMENT, std::move(message));
-}
-
 bool within(std::int32_t value, std::int32_t first, std::int32_t last) {
   return value >= first && value <= last;
 }
@@ -31,7 +27,7 @@ template <class T>
 Status array_of(const T *array, std::uint32_t count, const char *array_name, const char *count_name,
                 std::span<const T> *out) {
   if (count != 0 && array == nullptr) {
-    return invalid(format("%s is null with %s %u", array_name, count_name, count));
+    return Status::invalid_argument(format("%s is null with %s %u", array_name, count_name, count));
   }
   *out = std::span<const T>(array, count);
   return Status::ok();
@@ -40,23 +36,24 @@ Status array_of(const T *array, std::uint32_t count, const char *array_name, con
 Status check_counts(const rrt_callable_desc_t &desc) {
   const std::int32_t bind = raw_enum(desc.bind);
   if (!within(bind, RRT_BIND_DEVICE_BUILD, RRT_BIND_HOST_BUILD)) {
-    return invalid(format("unknown bind strategy %d", bind));
+    return Status::invalid_argument(format("unknown bind strategy %d", bind));
   }
   if (desc.num_params > Callable::kMaxParams ||
       desc.num_intermediates > Callable::kMaxIntermediates ||
       desc.num_scalars > Callable::kMaxScalars) {
-    return invalid(
+    return Status::invalid_argument(
         format("callable has %u params, %u intermediates, %u scalars (limits %u, "
                "%u, %u)",
                desc.num_params, desc.num_intermediates, desc.num_scalars, Callable::kMaxParams,
                Callable::kMaxIntermediates, Callable::kMaxScalars));
   }
   if (desc.num_tasks == 0 || desc.num_tasks > Callable::kMaxTasks) {
-    return invalid(format("callable has %u tasks (1 to %u)", desc.num_tasks, Callable::kMaxTasks));
+    return Status::invalid_argument(
+        format("callable has %u tasks (1 to %u)", desc.num_tasks, Callable::kMaxTasks));
   }
   if ((desc.num_params != 0 && desc.params == nullptr) ||
       (desc.num_intermediates != 0 && desc.intermediates == nullptr) || desc.tasks == nullptr) {
-    return invalid("callable descriptor has a null array with a nonzero count");
+    return Status::invalid_argument("callable descriptor has a null array with a nonzero count");
   }
   return Status::ok();
 }
@@ -67,19 +64,19 @@ Status decode_tensor(const rrt_tensor_desc_t &tensor, const char *what, std::uin
                      bool is_param, bool reads_space, TensorSpec *out) {
   const std::int32_t dtype = raw_enum(tensor.dtype);
   if (!within(dtype, RRT_DTYPE_F32, RRT_DTYPE_U8)) {
-    return invalid(format("%s %u: unknown dtype %d", what, index, dtype));
+    return Status::invalid_argument(format("%s %u: unknown dtype %d", what, index, dtype));
   }
   if (tensor.ndim > RRT_MAX_DIMS) {
-    return invalid(
+    return Status::invalid_argument(
         format("%s %u: %u dimensions (at most %d)", what, index, tensor.ndim, RRT_MAX_DIMS));
   }
   const std::int32_t direction = is_param ? raw_enum(tensor.direction) : RRT_DIR_INOUT;
   if (!within(direction, RRT_DIR_IN, RRT_DIR_INOUT)) {
-    return invalid(format("%s %u: unknown direction %d", what, index, direction));
+    return Status::invalid_argument(format("%s %u: unknown direction %d", what, index, direction));
   }
   const std::int32_t space = is_param && reads_space ? raw_enum(tensor.space) : RRT_PARAM_SPACE_ANY;
   if (!within(space, RRT_PARAM_SPACE_ANY, RRT_PARAM_SPACE_DEVICE)) {
-    return invalid(format("%s %u: unknown space %d", what, index, space));
+    return Status::invalid_argument(format("%s %u: unknown space %d", what, index, space));
   }
   out->dtype = static_cast<rrt_dtype_t>(dtype);
   out->ndim = tensor.ndim;
@@ -102,8 +99,9 @@ Status decode_tensors(std::span<const rrt_tensor_desc_t> tensors, const char *wh
 Status decode_tensor_ref(std::int32_t kind, std::uint32_t index, const char *what,
                          std::uint32_t which, const char *field, OperandRef *out) {
   if (kind != RRT_OPERAND_PARAM && kind != RRT_OPERAND_INTERMEDIATE) {
-    return invalid(format("%s %u: %s %d is neither RRT_OPERAND_PARAM nor RRT_OPERAND_INTERMEDIATE",
-                          what, which, field, kind));
+    return Status::invalid_argument(
+        format("%s %u: %s %d is neither RRT_OPERAND_PARAM nor RRT_OPERAND_INTERMEDIATE", what,
+               which, field, kind));
   }
   *out = OperandRef{static_cast<rrt_operand_kind_t>(kind), index};
   return Status::ok();
@@ -111,8 +109,8 @@ Status decode_tensor_ref(std::int32_t kind, std::uint32_t index, const char *wha
 
 Status decode_device_values(const rrt_callable_desc_t &desc, std::vector<DeviceValueSpec> *out) {
   if (desc.num_device_values > Callable::kMaxDeviceValues) {
-    return invalid(format("callable has %u device values (at most %u)", desc.num_device_values,
-                          Callable::kMaxDeviceValues));
+    return Status::invalid_argument(format("callable has %u device values (at most %u)",
+                                           desc.num_device_values, Callable::kMaxDeviceValues));
   }
   std::span<const rrt_device_value_desc_t> values;
   RRT_RETURN_IF_ERROR(array_of(desc.device_values, desc.num_device_values, "device_values",
@@ -129,7 +127,7 @@ Status decode_device_values(const rrt_callable_desc_t &desc, std::vector<DeviceV
 
 Status decode_views(const rrt_callable_desc_t &desc, std::vector<ViewSpec> *out) {
   if (desc.num_views > Callable::kMaxViews) {
-    return invalid(
+    return Status::invalid_argument(
         format("callable has %u views (at most %u)", desc.num_views, Callable::kMaxViews));
   }
   std::span<const rrt_view_desc_t> views;
@@ -141,7 +139,7 @@ Status decode_views(const rrt_callable_desc_t &desc, std::vector<ViewSpec> *out)
     RRT_RETURN_IF_ERROR(decode_tensor_ref(raw_enum(view.base_kind), view.base_index, "view", i,
                                           "base_kind", &spec.base));
     if (view.ndim > RRT_MAX_DIMS) {
-      return invalid(
+      return Status::invalid_argument(
           format("view %u: %u dimensions (1 to %d)", i, view.ndim, static_cast<int>(RRT_MAX_DIMS)));
     }
     spec.ndim = view.ndim;
@@ -157,11 +155,11 @@ Status decode_views(const rrt_callable_desc_t &desc, std::vector<ViewSpec> *out)
 // Decodes task t; a 1.1 desc knows no VIEW or DEVICE_VALUE operands.
 Status decode_task(const rrt_task_desc_t &task, std::uint32_t t, bool has_views, TaskSpec *out) {
   if (task.num_operands > Callable::kMaxOperandsPerTask) {
-    return invalid(format("task %u: %u operands (at most %u)", t, task.num_operands,
-                          Callable::kMaxOperandsPerTask));
+    return Status::invalid_argument(format("task %u: %u operands (at most %u)", t,
+                                           task.num_operands, Callable::kMaxOperandsPerTask));
   }
   if (task.num_operands != 0 && task.operands == nullptr) {
-    return invalid(format("task %u: null operand array", t));
+    return Status::invalid_argument(format("task %u: null operand array", t));
   }
   const std::int32_t last_kind = has_views ? RRT_OPERAND_DEVICE_VALUE : RRT_OPERAND_IMMEDIATE;
   out->kernel_id = task.kernel_id;
@@ -169,7 +167,8 @@ Status decode_task(const rrt_task_desc_t &task, std::uint32_t t, bool has_views,
   for (std::uint32_t o = 0; o < task.num_operands; ++o) {
     const std::int32_t kind = raw_enum(task.operands[o].kind);
     if (!within(kind, RRT_OPERAND_PARAM, last_kind)) {
-      return invalid(format("task %u operand %u: unknown operand kind %d", t, o, kind));
+      return Status::invalid_argument(
+          format("task %u operand %u: unknown operand kind %d", t, o, kind));
     }
     out->operands[o] = OperandRef{static_cast<rrt_operand_kind_t>(kind), task.operands[o].index};
   }
@@ -180,7 +179,7 @@ Status decode_task(const rrt_task_desc_t &task, std::uint32_t t, bool has_views,
 
 Status decode_callable_desc(const rrt_callable_desc_t *desc, CallableSpec *out) {
   if (desc == nullptr) {
-    return invalid("desc is null");
+    return Status::invalid_argument("desc is null");
   }
   RRT_RETURN_IF_ERROR(
       check_struct_size("rrt_callable_desc_t", desc->struct_size, kCallableDescV1Size));

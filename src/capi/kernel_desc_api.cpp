@@ -14,15 +14,11 @@ namespace {
 
 constexpr uint32_t kKernelDescV1Size = sizeof(rrt_kernel_desc_t);
 
-Status invalid(std::string message) {
-  return Status::error(RRT_ERR_INVALID_ARGUMENT, std::move(message));
-}
-
 // The descriptor's own rules; the name rules and the writes mask against num_tensors are the
 // registry's (KernelRegistry::add).
 Status check_kernel_desc(const rrt_kernel_desc_t &desc, const replayrt::DeviceProperties &device) {
   if (desc.struct_size < kKernelDescV1Size) {
-    return invalid(replayrt::format(
+    return Status::invalid_argument(replayrt::format(
         "rrt_kernel_desc_t.struct_size is %u; this version needs at least %u (set it to "
         "sizeof(rrt_kernel_desc_t))",
         desc.struct_size, kKernelDescV1Size));
@@ -31,8 +27,9 @@ Status check_kernel_desc(const rrt_kernel_desc_t &desc, const replayrt::DevicePr
   const bool has_fn = desc.fn != nullptr;
   const bool has_native = desc.native_fn != nullptr;
   if (has_fn == has_native) {
-    return invalid(replayrt::format("kernel '%s': exactly one of fn and native_fn must be set (%s)",
-                                    desc.name, has_fn ? "both are" : "neither is"));
+    return Status::invalid_argument(
+        replayrt::format("kernel '%s': exactly one of fn and native_fn must be set (%s)", desc.name,
+                         has_fn ? "both are" : "neither is"));
   }
   if (has_fn && !device.runs_host_kernels) {
     return Status::error(RRT_ERR_UNSUPPORTED,
@@ -50,14 +47,14 @@ Status check_kernel_desc(const rrt_kernel_desc_t &desc, const replayrt::DevicePr
   // means "undeclared"): a count of UINT32_MAX must not turn into an undeclared kernel. The
   // limits are the most operands a task takes, so a kernel that registers can be used.
   if (desc.num_tensors > static_cast<uint32_t>(replayrt::KernelRegistry::kMaxDeclaredTensors)) {
-    return invalid(replayrt::format("kernel '%s': num_tensors is %u (at most %d)", desc.name,
-                                    desc.num_tensors,
-                                    replayrt::KernelRegistry::kMaxDeclaredTensors));
+    return Status::invalid_argument(
+        replayrt::format("kernel '%s': num_tensors is %u (at most %d)", desc.name, desc.num_tensors,
+                         replayrt::KernelRegistry::kMaxDeclaredTensors));
   }
   if (desc.num_scalars > static_cast<uint32_t>(replayrt::KernelRegistry::kMaxDeclaredScalars)) {
-    return invalid(replayrt::format("kernel '%s': num_scalars is %u (at most %d)", desc.name,
-                                    desc.num_scalars,
-                                    replayrt::KernelRegistry::kMaxDeclaredScalars));
+    return Status::invalid_argument(
+        replayrt::format("kernel '%s': num_scalars is %u (at most %d)", desc.name, desc.num_scalars,
+                         replayrt::KernelRegistry::kMaxDeclaredScalars));
   }
   return Status::ok();
 }

@@ -38,6 +38,10 @@ Status Status::error(rrt_status_t code, std::string message) {
   return {code, std::move(detail)};
 }
 
+Status Status::invalid_argument(std::string message) {
+  return error(RRT_ERR_INVALID_ARGUMENT, std::move(message));
+}
+
 Status Status::error_without_detail(rrt_status_t code) noexcept {
   return {code, nullptr};
 }

@@ -28,6 +28,8 @@ class [[nodiscard]] Status {
   static Status ok() noexcept { return {}; }
   // `code` must be negative (an error from the public table).
   static Status error(rrt_status_t code, std::string message);
+  // error(RRT_ERR_INVALID_ARGUMENT, message): the validators' one failure.
+  static Status invalid_argument(std::string message);
   // A failure whose detail cannot be allocated (the host is out of memory): `code` with a
   // fixed message, made without allocating. For the noexcept paths that report failures.
   static Status error_without_detail(rrt_status_t code) noexcept;

@@ -23,10 +23,6 @@ static_assert(Callable::kMaxScalarOperandsPerTask ==
 
 namespace {
 
-Status invalid(std::string message) {
-  return Status::error(RRT_ERR_INVALID_ARGUMENT, std::move(message));
-}
-
 // FNV-1a, 64 bit.
 class ContentHasher {
  public:
@@ -49,11 +45,12 @@ Status lay_out_tensor(const TensorSpec &spec, const char *what, std::uint32_t in
   for (std::uint32_t d = 0; d < spec.ndim; ++d) {
     const std::uint64_t extent = spec.shape[d];
     if (extent == 0) {
-      return invalid(format("%s %u: dimension %u is zero", what, index, d));
+      return Status::invalid_argument(format("%s %u: dimension %u is zero", what, index, d));
     }
     if (extent > Callable::kMaxTensorBytes / bytes) {
-      return invalid(format("%s %u: size overflows (more than %llu bytes)", what, index,
-                            static_cast<unsigned long long>(Callable::kMaxTensorBytes)));
+      return Status::invalid_argument(
+          format("%s %u: size overflows (more than %llu bytes)", what, index,
+                 static_cast<unsigned long long>(Callable::kMaxTensorBytes)));
     }
     bytes *= extent;
   }
@@ -81,17 +78,17 @@ Status check_declared_access(const Callable &callable, const KernelEntry &kernel
                              const TensorHistory &history, bool writes) {
   if (!writes && !history.written) {
     if (!tensor.is_param) {
-      return invalid(
+      return Status::invalid_argument(
           format("task %u reads intermediate %u before any task writes it", task, tensor.index));
     }
     if (callable.params()[tensor.index].direction == RRT_DIR_OUT) {
-      return invalid(
+      return Status::invalid_argument(
           format("task %u reads OUT param %u before any task writes it", task, tensor.index));
     }
   }
   if (writes && tensor.is_param && callable.params()[tensor.index].direction == RRT_DIR_IN) {
-    return invalid(format("task %u operand %u: kernel '%s' writes IN param %u", task, operand,
-                          kernel.name.c_str(), tensor.index));
+    return Status::invalid_argument(format("task %u operand %u: kernel '%s' writes IN param %u",
+                                           task, operand, kernel.name.c_str(), tensor.index));
   }
   return Status::ok();
 }
@@ -103,7 +100,8 @@ Status find_kernel(const KernelRegistry &kernels, Callable::UnknownKernels unkno
       "<user kernel>", nullptr, nullptr, -1, -1, KernelEntry::kWritesEveryTensor};
   const bool registered = kernels.contains(task.kernel_id);
   if (!registered && (unknown == Callable::UnknownKernels::kReject || task.kernel_id < 0)) {
-    return invalid(format("task %u: kernel id %d is not registered", t, task.kernel_id));
+    return Status::invalid_argument(
+        format("task %u: kernel id %d is not registered", t, task.kernel_id));
   }
   *out = registered ? &kernels.entry(task.kernel_id) : &kUndeclaredUserKernel;
   return Status::ok();
@@ -112,18 +110,18 @@ Status find_kernel(const KernelRegistry &kernels, Callable::UnknownKernels unkno
 // Checks task t's tensor and scalar operand counts against the executors' limits and its kernel.
 Status check_operand_counts(const TaskPlan &plan, std::uint32_t t, const KernelEntry &kernel) {
   if (plan.num_tensors > Callable::kMaxTensorOperandsPerTask) {
-    return invalid(format("task %u: %u tensor operands (at most %u)", t, plan.num_tensors,
-                          Callable::kMaxTensorOperandsPerTask));
+    return Status::invalid_argument(format("task %u: %u tensor operands (at most %u)", t,
+                                           plan.num_tensors, Callable::kMaxTensorOperandsPerTask));
   }
   if (plan.num_scalars > Callable::kMaxScalarOperandsPerTask) {
-    return invalid(format("task %u: %u scalar operands (at most %u)", t, plan.num_scalars,
-                          Callable::kMaxScalarOperandsPerTask));
+    return Status::invalid_argument(format("task %u: %u scalar operands (at most %u)", t,
+                                           plan.num_scalars, Callable::kMaxScalarOperandsPerTask));
   }
   if ((kernel.num_tensors >= 0 &&
        plan.num_tensors != static_cast<std::uint32_t>(kernel.num_tensors)) ||
       (kernel.num_scalars >= 0 &&
        plan.num_scalars != static_cast<std::uint32_t>(kernel.num_scalars))) {
-    return invalid(
+    return Status::invalid_argument(
         format("task %u: kernel '%s' takes %d tensors and %d scalars, the task "
                "gives %u and %u",
                t, kernel.name.c_str(), kernel.num_tensors, kernel.num_scalars, plan.num_tensors,
@@ -203,8 +201,9 @@ Status TaskOrdering::depend_on_device_values(std::uint32_t t, std::vector<std::u
     TensorHistory &history = history_of(is_param, source.index);
     if (!history.written &&
         (!is_param || callable_.params()[source.index].direction == RRT_DIR_OUT)) {
-      return invalid(format("task %u reads device value %u from %s %u before any task writes it", t,
-                            v, is_param ? "OUT param" : "intermediate", source.index));
+      return Status::invalid_argument(
+          format("task %u reads device value %u from %s %u before any task writes it", t, v,
+                 is_param ? "OUT param" : "intermediate", source.index));
     }
     if (history.last_writer >= 0) {
       deps->push_back(static_cast<std::uint32_t>(history.last_writer));
@@ -353,7 +352,7 @@ Status Callable::lay_out_intermediates(const CallableSpec &spec) {
     intermediate_offsets_[i] = heap;
     heap += layout.bytes;
     if (heap > kMaxTensorBytes) {
-      return invalid("intermediates need more than 1 TiB of gm_heap");
+      return Status::invalid_argument("intermediates need more than 1 TiB of gm_heap");
     }
   }
   requirements_.gm_heap = heap;
@@ -408,41 +407,45 @@ Status Callable::count_operand(const CallableSpec &spec, std::uint32_t t, std::u
   switch (operand.kind) {
     case RRT_OPERAND_VIEW:
       if (plan.num_scalars != 0) {
-        return invalid(
+        return Status::invalid_argument(
             format("task %u operand %u: tensor operands must come before scalars", t, o));
       }
       if (operand.index >= views_.size()) {
-        return invalid(format("task %u operand %u: view %u out of range (%zu declared)", t, o,
-                              operand.index, views_.size()));
+        return Status::invalid_argument(
+            format("task %u operand %u: view %u out of range (%zu declared)", t, o, operand.index,
+                   views_.size()));
       }
       ++plan.num_tensors;
       break;
     case RRT_OPERAND_DEVICE_VALUE:
       if (operand.index >= device_values_.size()) {
-        return invalid(format("task %u operand %u: device value %u out of range (%zu declared)", t,
-                              o, operand.index, device_values_.size()));
+        return Status::invalid_argument(
+            format("task %u operand %u: device value %u out of range (%zu declared)", t, o,
+                   operand.index, device_values_.size()));
       }
       ++plan.num_scalars;
       break;
     case RRT_OPERAND_PARAM:
     case RRT_OPERAND_INTERMEDIATE: {
       if (plan.num_scalars != 0) {
-        return invalid(
+        return Status::invalid_argument(
             format("task %u operand %u: tensor operands must come before scalars", t, o));
       }
       const bool is_param = operand.kind == RRT_OPERAND_PARAM;
       const std::size_t limit = is_param ? params_.size() : intermediates_.size();
       if (operand.index >= limit) {
-        return invalid(format("task %u operand %u: %s %u out of range (%zu declared)", t, o,
-                              is_param ? "param" : "intermediate", operand.index, limit));
+        return Status::invalid_argument(
+            format("task %u operand %u: %s %u out of range (%zu declared)", t, o,
+                   is_param ? "param" : "intermediate", operand.index, limit));
       }
       ++plan.num_tensors;
       break;
     }
     case RRT_OPERAND_SCALAR:
       if (operand.index >= spec.num_scalars) {
-        return invalid(format("task %u operand %u: scalar %u out of range (%u declared)", t, o,
-                              operand.index, spec.num_scalars));
+        return Status::invalid_argument(
+            format("task %u operand %u: scalar %u out of range (%u declared)", t, o, operand.index,
+                   spec.num_scalars));
       }
       ++plan.num_scalars;
       break;

@@ -9,10 +9,6 @@ namespace replayrt {
 
 namespace {
 
-Status invalid(std::string message) {
-  return Status::error(RRT_ERR_INVALID_ARGUMENT, std::move(message));
-}
-
 // The tensor (a PARAM or an INTERMEDIATE) a view or device value names, or an error naming
 // `what` (e.g. "view 3").
 Status find_tensor(const char *what, std::uint32_t which, const OperandRef &tensor,
@@ -21,8 +17,9 @@ Status find_tensor(const char *what, std::uint32_t which, const OperandRef &tens
   const bool is_param = tensor.kind == RRT_OPERAND_PARAM;
   const std::span<const TensorLayout> group = is_param ? params : intermediates;
   if (tensor.index >= group.size()) {
-    return invalid(format("%s %u: %s %u out of range (%zu declared)", what, which,
-                          is_param ? "param" : "intermediate", tensor.index, group.size()));
+    return Status::invalid_argument(format("%s %u: %s %u out of range (%zu declared)", what, which,
+                                           is_param ? "param" : "intermediate", tensor.index,
+                                           group.size()));
   }
   *out = &group[tensor.index];
   return Status::ok();
@@ -54,16 +51,17 @@ Status validate_device_values(std::span<const DeviceValueSpec> values,
         find_tensor("device value", i, value.source, params, intermediates, &source));
     const std::int32_t dtype = source->dtype;
     if (dtype != RRT_DTYPE_I32 && dtype != RRT_DTYPE_I64 && dtype != RRT_DTYPE_F32) {
-      return invalid(
+      return Status::invalid_argument(
           format("device value %u: its source has dtype %d; a device value reads an "
                  "I32, I64 or F32 tensor",
                  i, dtype));
     }
     const std::uint64_t elements = elements_of(*source);
     if (value.element >= elements) {
-      return invalid(format("device value %u: element %llu out of range (its source has %llu)", i,
-                            static_cast<unsigned long long>(value.element),
-                            static_cast<unsigned long long>(elements)));
+      return Status::invalid_argument(
+          format("device value %u: element %llu out of range (its source has %llu)", i,
+                 static_cast<unsigned long long>(value.element),
+                 static_cast<unsigned long long>(elements)));
     }
     DeviceValueLayout &layout = (*out)[i];
     layout.source = value.source;
@@ -83,32 +81,32 @@ Status validate_views(std::span<const ViewSpec> views, std::span<const TensorLay
     const TensorLayout *base = nullptr;
     RRT_RETURN_IF_ERROR(find_tensor("view", i, view.base, params, intermediates, &base));
     if (view.ndim == 0) {
-      return invalid(
+      return Status::invalid_argument(
           format("view %u: %u dimensions (1 to %d)", i, view.ndim, static_cast<int>(RRT_MAX_DIMS)));
     }
     const std::uint64_t base_elements = elements_of(*base);
     std::uint64_t elements = 1;
     for (std::uint32_t d = 0; d < view.ndim; ++d) {
       if (view.shape[d] == 0) {
-        return invalid(format("view %u: dimension %u is zero", i, d));
+        return Status::invalid_argument(format("view %u: dimension %u is zero", i, d));
       }
       if (mul_overflows(elements, view.shape[d], &elements) || elements > base_elements) {
-        return invalid(format("view %u: more elements than its base's %llu", i,
-                              static_cast<unsigned long long>(base_elements)));
+        return Status::invalid_argument(format("view %u: more elements than its base's %llu", i,
+                                               static_cast<unsigned long long>(base_elements)));
       }
     }
     const bool dynamic = view.offset_value != -1;
     if (dynamic) {
       if (view.offset_value < 0 ||
           static_cast<std::uint32_t>(view.offset_value) >= device_values.size()) {
-        return invalid(
+        return Status::invalid_argument(
             format("view %u: offset_value %d is neither -1 nor a device value (%zu "
                    "declared)",
                    i, static_cast<int>(view.offset_value), device_values.size()));
       }
       const std::int32_t dtype = device_values[view.offset_value].dtype;
       if (dtype != RRT_DTYPE_I32 && dtype != RRT_DTYPE_I64) {
-        return invalid(
+        return Status::invalid_argument(
             format("view %u: offset_value %d reads dtype %d; an offset is an I32 or "
                    "I64 device value",
                    i, static_cast<int>(view.offset_value), dtype));
@@ -119,7 +117,7 @@ Status validate_views(std::span<const ViewSpec> views, std::span<const TensorLay
     if ((dynamic && mul_overflows(view.offset_value_max, view.offset_stride, &reach)) ||
         add_overflows(reach, view.offset, &reach) || add_overflows(reach, elements, &reach) ||
         reach > base_elements) {
-      return invalid(format(
+      return Status::invalid_argument(format(
           "view %u: offset %llu + offset_value_max %llu * offset_stride %llu + %llu elements "
           "exceeds its base's %llu elements",
           i, static_cast<unsigned long long>(view.offset),
