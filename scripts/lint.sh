@@ -8,14 +8,17 @@ clang-format --dry-run --Werror "${sources[@]}"
 
 # The lint preset is the default one with every target's files in unity translation units:
 # clang-tidy then walks GoogleTest, pybind11 and the standard library once per 8 files, not once
-# per file. The fuzz preset's database adds the fuzz targets and what builds only without the CUDA
-# backend. Both are only configured; scripts/lint_units.py lists the translation units, each
-# file in the first that holds it, and fails when a tracked source is in neither database.
+# per file. The fuzz preset's database (unity too) adds the fuzz targets and what builds only
+# without the CUDA backend. Both are only configured here; scripts/lint_units.py lists the
+# translation units, each file in the first that holds it, and fails when a tracked source is in
+# neither database.
 cmake --preset lint >/dev/null
-# The unity sources include test files (.cpp) by design: clang-tidy reads this file for them.
-printf '%s\n' 'InheritParentConfig: true' "Checks: '-bugprone-suspicious-include'" \
-  >build/lint/.clang-tidy
 cmake --preset fuzz >/dev/null
+# The unity sources include .cpp files by design: clang-tidy reads this file for them.
+for database in build/lint build/fuzz; do
+  printf '%s\n' 'InheritParentConfig: true' "Checks: '-bugprone-suspicious-include'" \
+    >"$database/.clang-tidy"
+done
 units_list=$(python3 scripts/lint_units.py build/lint build/fuzz)
 for database in build/lint build/fuzz; do
   mapfile -t units < <(sed -n "s|^$database ||p" <<<"$units_list")
