@@ -17,6 +17,7 @@
 #include "platform/sim/sim_event.h"
 #include "platform/sim/sim_execution_fixture.h"
 #include "support/fault_injecting_device.h"
+#include "support/liveness_bound.h"
 
 namespace replayrt::sim {
 namespace {
@@ -128,7 +129,7 @@ TEST_F(SimStreamTest, WorkOnAHostDrivenStreamRunsWithoutASynchronize) {
   request.entry = &testing::set_flag_entry;
   request.entry_context = &ran;
   ASSERT_TRUE(stream.enqueue_launch(request).is_ok());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  const auto deadline = std::chrono::steady_clock::now() + replayrt::testing::liveness_bound();
   while (!ran.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
@@ -147,7 +148,7 @@ ExecutorIdlePolicy hour_long_idle_policy() {
 
 // Polls `event` until it completes or a generous liveness bound (not a timing goal) passes.
 bool completes(const SimEvent &event) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  const auto deadline = std::chrono::steady_clock::now() + replayrt::testing::liveness_bound();
   while (!event.query() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }

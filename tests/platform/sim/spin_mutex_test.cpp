@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/liveness_bound.h"
+
 namespace replayrt {
 namespace {
 
@@ -68,7 +70,7 @@ TEST(SpinMutexTest, AnUnlockWakesAWaiterThatBlocked) {
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_FALSE(shared->acquired.load());
   shared->mutex.unlock();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  const auto deadline = std::chrono::steady_clock::now() + testing::liveness_bound();
   while (!shared->acquired.load() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
