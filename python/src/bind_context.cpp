@@ -159,7 +159,10 @@ void bind_context(py::module_ &m) {
            [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values) {
              auto run = std::make_unique<PythonRun>();
              run->args = convert_args(callable, values);
-             run->run = ctx.prepare_run(callable.id, run->args.args);
+             // A prepare may wait for the slot's last run.
+             run->without_gil([&](rrt::Run &prepared) {
+               prepared = ctx.prepare_run(callable.id, run->args.args);
+             });
              return run;
            })
       .def("stats", [](const PythonContext &ctx) { return stats_dict(ctx.stats()); })

@@ -20,6 +20,30 @@ namespace replayrt::python {
 
 namespace py = pybind11;
 
+namespace {
+
+// Destroys what `owner` holds, which may wait for device work, without the GIL when this thread
+// holds it, so that the process's other Python threads run meanwhile.
+template <class Owner>
+void destroy_without_gil(Owner &owner) noexcept {
+  if (PyGILState_Check() == 0) {
+    const Owner doomed = std::move(owner);
+    return;
+  }
+  const py::gil_scoped_release release;
+  const Owner doomed = std::move(owner);
+}
+
+}  // namespace
+
+PythonStream::~PythonStream() {
+  destroy_without_gil(stream);
+}
+
+PythonRun::~PythonRun() {
+  destroy_without_gil(run);
+}
+
 void PythonStream::synchronize() {
   py::list waited = std::exchange(pending, py::list());
   try {
@@ -78,21 +102,23 @@ void bind_streams(py::module_ &m) {
           "launch",
           [](PythonRun &r, PythonStream *stream) {
             if (stream == nullptr) {
-              r.run.launch();
-            } else {
-              r.run.launch(stream->stream);
-              // Captured, the launch reads and writes them at every replay of the graph.
-              stream->hold(r.args.keep_alive);
+              // The slot's own stream: the run holds its arguments until it is finalized.
+              r.without_gil([](rrt::Run &run) { run.launch(); });
+              return;
             }
+            // With the GIL held from the launch to the hold: a capture that another thread
+            // ends in between would otherwise lose the arguments its graph replays.
+            r.with_gil([stream](rrt::Run &run) { run.launch(stream->stream); });
+            // Captured, the launch reads and writes them at every replay of the graph.
+            stream->hold(r.args.keep_alive);
           },
           py::arg("stream") = py::none())
-      .def("wait",
+      .def("wait", [](PythonRun &r) { r.without_gil([](rrt::Run &run) { run.wait(); }); })
+      .def("profile",
            [](PythonRun &r) {
-             py::gil_scoped_release release;
-             r.run.wait();
+             return profile_array(r.with_gil([](rrt::Run &run) { return run.profile(); }));
            })
-      .def("profile", [](const PythonRun &r) { return profile_array(r.run.profile()); })
-      .def("finalize", [](PythonRun &r) { r.run.finalize(); });
+      .def("finalize", [](PythonRun &r) { r.without_gil([](rrt::Run &run) { run.finalize(); }); });
 
   py::class_<rrt::Event>(m, "Event")
       .def("synchronize",

@@ -21,3 +21,19 @@ def axpy(n, factor):
     b.task("scale", [x, scaled, replayrt.Operand.immediate_f32(factor)])
     b.task("add", [scaled, x, y])
     return b
+
+
+def matmuls(n, count):
+    """out = a @ w applied `count` times over n x n floats: work long enough (hundreds of
+    milliseconds on the simulator) for another thread to see a call waiting on it."""
+    b = replayrt.CallableBuilder()
+    imm = replayrt.Operand.immediate
+    a = b.param("a", [n, n])
+    w = b.param("w", [n, n])
+    out = b.param("out", [n, n], direction="out")
+    current = a
+    for step in range(count):
+        target = out if step == count - 1 else b.intermediate(f"t{step}", [n, n])
+        b.task("matmul", [current, w, target, imm(n), imm(n), imm(n)])
+        current = target
+    return b

@@ -9,7 +9,8 @@ import weakref
 import numpy as np
 
 import replayrt
-from callables import scale
+from callables import matmuls, scale
+from threads import turns_taken_while
 
 
 N = 1 << 22
@@ -45,6 +46,19 @@ def test_a_dropped_stream_waits_for_its_work_before_it_lets_go_of_its_arrays():
     del stream
     gc.collect()
     assert done_when_released == [True]
+
+
+def test_dropping_a_stream_lets_other_threads_run_while_it_waits_for_its_work():
+    ctx = replayrt.Context()
+    step = matmuls(1024, 2)
+    ctx.kernel_init([step])
+    callable_ = ctx.prepare(step)
+    stream = ctx.stream()
+    a = np.full((1024, 1024), 1.0 / 1024, dtype=np.float32)
+    ctx.launch(callable_, [a, np.eye(1024, dtype=np.float32), np.zeros_like(a)], stream)
+    streams = [stream]
+    del stream
+    assert turns_taken_while(streams.clear) >= 10
 
 
 def test_synchronize_keeps_the_arrays_of_work_another_thread_queued_while_it_waited():

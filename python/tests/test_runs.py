@@ -1,10 +1,58 @@
 """Program-mode runs step by step (ctx.prepare_run), and which host arrays a run may take."""
 
+import threading
+import time
+
 import numpy as np
 import pytest
 
 import replayrt
-from callables import axpy
+from callables import axpy, matmuls
+from threads import turns_taken_while
+
+
+def launched_slow_run():
+    """A program-mode context and a launched run of matmuls(1024, 2) on the slot's stream."""
+    ctx = replayrt.Context()
+    ctx.program_init()
+    callable_ = ctx.prepare(matmuls(1024, 2))
+    a = np.full((1024, 1024), 1.0 / 1024, dtype=np.float32)
+    run = ctx.prepare_run(callable_, [a, np.eye(1024, dtype=np.float32), np.zeros_like(a)])
+    run.launch()
+    return ctx, run
+
+
+def test_finalizing_a_run_lets_other_threads_run_while_it_waits_for_the_runs_work():
+    _, run = launched_slow_run()
+    assert turns_taken_while(run.finalize) >= 10
+
+
+def test_dropping_a_run_lets_other_threads_run_while_it_waits_for_the_runs_work():
+    _, run = launched_slow_run()
+    runs = [run]
+    del run
+    assert turns_taken_while(runs.clear) >= 10
+
+
+def test_a_run_finalized_while_another_thread_waits_on_it_is_finalized_once_and_safely():
+    for _ in range(3):
+        _, run = launched_slow_run()
+        outcome = []
+
+        def wait():
+            try:
+                run.wait()
+                outcome.append("waited")
+            except replayrt.Error as error:  # the finalize came first
+                outcome.append(error)
+
+        waiter = threading.Thread(target=wait)
+        waiter.start()
+        time.sleep(0.01)
+        run.finalize()
+        waiter.join()
+        assert len(outcome) == 1
+        run.finalize()  # a finalized run's finalize does nothing
 
 
 def program_axpy(n, factor, profiling=False):
