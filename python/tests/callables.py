@@ -24,8 +24,8 @@ def axpy(n, factor):
 
 
 def matmuls(n, count):
-    """out = a @ w applied `count` times over n x n floats: work long enough (hundreds of
-    milliseconds on the simulator) for another thread to see a call waiting on it."""
+    """out = a @ w applied `count` times over n x n floats: from n = 768 on, work long enough
+    (tens of milliseconds on the simulator) for another thread to see a call waiting on it."""
     b = replayrt.CallableBuilder()
     imm = replayrt.Operand.immediate
     a = b.param("a", [n, n])

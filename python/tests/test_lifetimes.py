@@ -50,12 +50,12 @@ def test_a_dropped_stream_waits_for_its_work_before_it_lets_go_of_its_arrays():
 
 def test_dropping_a_stream_lets_other_threads_run_while_it_waits_for_its_work():
     ctx = replayrt.Context()
-    step = matmuls(1024, 2)
+    step = matmuls(768, 1)
     ctx.kernel_init([step])
     callable_ = ctx.prepare(step)
     stream = ctx.stream()
-    a = np.full((1024, 1024), 1.0 / 1024, dtype=np.float32)
-    ctx.launch(callable_, [a, np.eye(1024, dtype=np.float32), np.zeros_like(a)], stream)
+    a = np.full((768, 768), 1.0 / 768, dtype=np.float32)
+    ctx.launch(callable_, [a, np.eye(768, dtype=np.float32), np.zeros_like(a)], stream)
     streams = [stream]
     del stream
     assert turns_taken_while(streams.clear) >= 10

@@ -11,13 +11,13 @@ from callables import axpy, matmuls
 from threads import turns_taken_while
 
 
-def launched_slow_run():
-    """A program-mode context and a launched run of matmuls(1024, 2) on the slot's stream."""
+def launched_slow_run(n=768):
+    """A program-mode context and a launched run of matmuls(n, 1) on the slot's stream."""
     ctx = replayrt.Context()
     ctx.program_init()
-    callable_ = ctx.prepare(matmuls(1024, 2))
-    a = np.full((1024, 1024), 1.0 / 1024, dtype=np.float32)
-    run = ctx.prepare_run(callable_, [a, np.eye(1024, dtype=np.float32), np.zeros_like(a)])
+    callable_ = ctx.prepare(matmuls(n, 1))
+    a = np.full((n, n), 1.0 / n, dtype=np.float32)
+    run = ctx.prepare_run(callable_, [a, np.eye(n, dtype=np.float32), np.zeros_like(a)])
     run.launch()
     return ctx, run
 
@@ -36,7 +36,7 @@ def test_dropping_a_run_lets_other_threads_run_while_it_waits_for_the_runs_work(
 
 def test_a_run_finalized_while_another_thread_waits_on_it_is_finalized_once_and_safely():
     for _ in range(3):
-        _, run = launched_slow_run()
+        _, run = launched_slow_run(512)
         outcome = []
 
         def wait():
