@@ -26,8 +26,9 @@ Status GuardedBlock::plan(std::uint64_t required) {
   const GrowthRequest request = request_for(required);
   const GrowthDecision decision = decide_growth(request);
   if (decision == GrowthDecision::kRefuse) {
-    ++refusals_;
+    // Built before anything counts it: building the message may run out of host memory.
     Status refusal = refuse_growth(request);
+    ++refusals_;
     host_.count_refusal(refusal.growth_point());
     return refusal;
   }

@@ -60,8 +60,10 @@ class BlockHost {
 // A zero request keeps the block as it is.
 //
 // Failures: an allocation failure returns RRT_ERR_OUT_OF_MEMORY and leaves the block as it
-// was. Counters: allocations and frees this block made through its host, frees the device
-// rejected, published base changes (teardown excluded) and refusals.
+// was. A refusal whose message cannot be allocated throws std::bad_alloc from plan() and is
+// counted neither on the block nor on its host. Counters: allocations and frees this block
+// made through its host, frees the device rejected, published base changes (teardown
+// excluded) and refusals.
 //
 // Ownership: the block owns its backings; release() and the destructor free them.
 // Thread safety: none; the host serializes access.
