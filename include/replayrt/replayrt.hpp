@@ -636,15 +636,19 @@ class Run {
     return *this;
   }
 
-  /* No stream: the context's own stream of the run's slot. */
-  void launch() { detail::check(rrt_run_launch(handle_, nullptr)); }
-  void launch(const Stream &stream) { detail::check(rrt_run_launch(handle_, stream.handle())); }
-  void wait() { detail::check(rrt_run_wait(handle_)); }
+  /* No stream: the context's own stream of the run's slot. On a finalized, moved-from or
+     empty run, these four throw rrt::Error (RRT_ERR_INVALID_ARGUMENT) saying so. */
+  void launch() { detail::check(rrt_run_launch(live("launch"), nullptr)); }
+  void launch(const Stream &stream) {
+    detail::check(rrt_run_launch(live("launch"), stream.handle()));
+  }
+  void wait() { detail::check(rrt_run_wait(live("wait"))); }
   /* Needs profiling on and a completed run. */
   std::vector<rrt_task_timing_t> profile() const {
+    const rrt_run_t run = live("profile");
     return detail::read_task_timings(
         [&](rrt_task_timing_t *out, std::uint32_t capacity, std::uint32_t *count) {
-          return rrt_run_profile(handle_, out, capacity, count);
+          return rrt_run_profile(run, out, capacity, count);
         });
   }
   /* Releases the run's slot now and throws what rrt_run_finalize returns. */
@@ -657,6 +661,13 @@ class Run {
   friend class Context;
   Run(std::shared_ptr<detail::ContextState> context, rrt_run_t handle)
       : context_(std::move(context)), handle_(handle) {}
+  rrt_run_t live(const char *call) const {
+    if (handle_ == nullptr) {
+      throw detail::invalid_argument(std::string("Run::") + call +
+                                     ": the run was finalized or moved from (or is empty)");
+    }
+    return handle_;
+  }
   rrt_status_t finalize_noexcept() noexcept {
     if (handle_ == nullptr) {
       return RRT_OK;

@@ -73,6 +73,16 @@ def test_a_prepared_run_launches_waits_reports_its_profile_and_finalizes():
     np.testing.assert_array_equal(y, 3.0 * x + x)
 
 
+def test_a_finalized_run_refuses_launch_wait_and_profile_saying_it_was_finalized():
+    ctx, callable_ = program_axpy(8, 2.0)
+    run = ctx.prepare_run(callable_, [np.zeros(8, np.float32), np.zeros(8, np.float32)])
+    run.launch()
+    run.finalize()
+    for call in (run.launch, lambda: run.launch(ctx.stream()), run.wait, run.profile):
+        with pytest.raises(replayrt.InvalidArgumentError, match="the run was finalized"):
+            call()
+
+
 def test_a_run_on_the_slots_own_stream_and_a_second_one_after_it():
     ctx, callable_ = program_axpy(16, 2.0)
     for start in (0.0, 100.0):

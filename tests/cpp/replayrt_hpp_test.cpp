@@ -399,6 +399,39 @@ TEST(CppApiTest, AnEmptyOwnerRefusesCallsWithAnError) {
   taken.synchronize();
 }
 
+TEST(CppApiTest, AFinalizedRunRefusesEveryCallSayingItWasFinalized) {
+  rrt::Context ctx;
+  ctx.program_init();
+  rrt::CallableBuilder callable = axpy(2.0F);
+  const rrt::CallableId id = ctx.prepare(callable);
+  std::vector<float> x = ramp(kN, 0.0F);
+  std::vector<float> y(kN, 0.0F);
+  rrt::Args args;
+  args.host(x).host(y);
+  rrt::Run run = ctx.prepare_run(id, args);
+  run.launch();
+  run.finalize();
+  const rrt::Stream stream = ctx.stream();
+  const auto expect_refused = [](const auto &call, const char *name) {
+    try {
+      call();
+      ADD_FAILURE() << name << " of a finalized run went through";
+    } catch (const rrt::Error &error) {
+      EXPECT_EQ(error.code(), RRT_ERR_INVALID_ARGUMENT) << name;
+      EXPECT_EQ(
+          std::string(error.what()),
+          std::string("Run::") + name + ": the run was finalized or moved from (or is empty)");
+      EXPECT_EQ(std::string(error.detail().message), error.what()) << name;
+    }
+  };
+  expect_refused([&] { run.launch(); }, "launch");
+  expect_refused([&] { run.launch(stream); }, "launch");
+  expect_refused([&] { run.wait(); }, "wait");
+  expect_refused([&] { (void)run.profile(); }, "profile");
+  run.finalize();
+  expect_axpy(x, y, 2.0F);
+}
+
 TEST(CppApiTest, AViewWithADeviceValueOffsetReadsTheRowTheValueNames) {
   constexpr std::uint64_t kRows = 4;
   constexpr std::uint64_t kCols = 16;
