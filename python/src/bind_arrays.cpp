@@ -53,9 +53,10 @@ void bind_arrays(py::module_ &m) {
       "their life. close() (or leaving `with`) ends the registration: graphs that captured it "
       "are stale from then on (StaleAddressError at replay), and using it is a ValueError.")
       .def(
-          "close", [](RegisteredArray &a) { a.foreign->registration.unregister(); },
+          "close", [](RegisteredArray &a) { a.foreign->close(); },
           "Ends the registration (rrt_device_unregister), after the work queued on the "
-          "context's streams has run; closing again does nothing. The producer stays held "
+          "context's streams has run, letting go of the GIL meanwhile; closing again does "
+          "nothing. The producer stays held "
           "until this object is collected, which graphs that used it delay.")
       .def_property_readonly("closed",
                              [](const RegisteredArray &a) { return !a.foreign->registration; })
@@ -64,7 +65,7 @@ void bind_arrays(py::module_ &m) {
           "The producer whose memory this is.")
       .def("__enter__", [](const py::object &self) { return self; })
       .def("__exit__", [](RegisteredArray &a, const py::args & /*exception*/) {
-        a.foreign->registration.unregister();
+        a.foreign->close();
         return false;
       });
 }

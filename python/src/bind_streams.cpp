@@ -15,28 +15,11 @@
 #include "names.h"
 #include "streams.h"
 #include "timings.h"
+#include "without_gil.h"
 
 namespace replayrt::python {
 
 namespace py = pybind11;
-
-namespace {
-
-// Destroys what `owner` holds, which may wait for device work, without the GIL when this thread
-// holds it, so that the process's other Python threads run meanwhile. The interpreter's own
-// calls, which cannot throw (a destructor calls it).
-template <class Owner>
-void destroy_without_gil(Owner &owner) noexcept {
-  if (PyGILState_Check() == 0) {
-    const Owner doomed = std::move(owner);
-    return;
-  }
-  PyThreadState *const released = PyEval_SaveThread();
-  { const Owner doomed = std::move(owner); }
-  PyEval_RestoreThread(released);
-}
-
-}  // namespace
 
 PythonStream::~PythonStream() {
   destroy_without_gil(stream);

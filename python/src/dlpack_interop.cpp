@@ -159,6 +159,12 @@ py::capsule dlpack_export(const DeviceArray &array, const py::object &stream,
   return dlpack_capsule(array);
 }
 
+void ForeignMemory::close() {
+  rrt::DeviceRegistration ending = std::move(registration);
+  const py::gil_scoped_release release;
+  ending.unregister();
+}
+
 RegisteredArray register_foreign(PythonContext &ctx, const py::object &source) {
   std::string what = py::str(py::type::handle_of(source).attr("__name__"));
   if (!py::hasattr(source, "__dlpack__")) {

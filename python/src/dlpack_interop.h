@@ -11,6 +11,7 @@
 
 #include "device_array.h"
 #include "dlpack.h"
+#include "without_gil.h"
 
 namespace replayrt::python {
 
@@ -33,9 +34,10 @@ struct DlpackTensorDeleter {
 using TakenDlpackTensor = std::unique_ptr<DLManagedTensor, DlpackTensorDeleter>;
 
 // Foreign device memory a context admitted (Context.register): the producer, the DLPack tensor
-// taken from it, and the registration. The registration ends first; then the tensor and the
-// producer are let go of, under the GIL, which the last owner may not hold (a consumer of a
-// DLPack export of the registered array may drop it on any thread).
+// taken from it, and the registration. Ending the registration waits for the context's queued
+// work, so it runs without the GIL. When the last owner lets go, the registration ends first;
+// then the tensor and the producer are let go of, under the GIL, which the last owner may not
+// hold (a consumer of a DLPack export of the registered array may drop it on any thread).
 struct ForeignMemory {
   py::object producer;
   TakenDlpackTensor tensor;
@@ -47,12 +49,18 @@ struct ForeignMemory {
   ForeignMemory(ForeignMemory &&) = delete;
   ForeignMemory &operator=(ForeignMemory &&) = delete;
   ~ForeignMemory() {
-    registration = rrt::DeviceRegistration();
+    destroy_without_gil(registration);
     const PyGILState_STATE gil = PyGILState_Ensure();
     tensor.reset();
     Py_XDECREF(producer.release().ptr());
     PyGILState_Release(gil);
   }
+
+  // RegisteredArray.close(), called with the GIL held: takes the registration out of
+  // `registration` under the GIL, so every thread sees the array closed from then on (and a
+  // second close does nothing), then ends it without the GIL. Throws what
+  // rrt_device_unregister returns; the registration is gone either way.
+  void close();
 };
 
 // A device array over foreign memory (Context.register). Its memory is the registration's.

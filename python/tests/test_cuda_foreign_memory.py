@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import replayrt
-from callables import scale
+from callables import matmuls, scale
 from dlpack_capsule import describe
+from threads import turns_taken_while
 
 pytestmark = pytest.mark.cuda
 
@@ -65,6 +66,40 @@ def test_a_program_mode_run_takes_a_registered_array_as_a_device_tensor():
     with ctx.register(foreign) as y:
         ctx.run(callable_, [np.arange(N, dtype=np.float32), y])
     np.testing.assert_array_equal(foreign.numpy(), 0.5 * np.arange(N, dtype=np.float32))
+
+
+def registered_beside_a_slow_run():
+    """A program-mode CUDA context with another context's array registered, and a launched run
+    of matmuls(768, 1) queued on the context's stream, which the end of a registration waits
+    for."""
+    producer = replayrt.Context("cuda")
+    ctx = replayrt.Context("cuda")
+    ctx.program_init()
+    y = ctx.register(producer.empty([N], "float32"))
+    n = 768
+    a = np.full((n, n), 1.0 / n, dtype=np.float32)
+    run = ctx.prepare_run(ctx.prepare(matmuls(n, 1)), [a, np.eye(n, dtype=np.float32), np.zeros_like(a)])
+    run.launch()
+    return ctx, run, y
+
+
+@pytest.mark.parametrize("end", ["close", "__exit__"])
+def test_closing_a_registration_lets_other_threads_run_while_it_waits_for_queued_work(end):
+    _, run, y = registered_beside_a_slow_run()
+    call = y.close if end == "close" else lambda: y.__exit__(None, None, None)
+    assert turns_taken_while(call) >= 10
+    assert y.closed
+    with pytest.raises(ValueError, match="closed"):
+        y.numpy()
+    run.finalize()
+
+
+def test_dropping_a_registered_array_lets_other_threads_run_while_it_waits_for_queued_work():
+    _, run, y = registered_beside_a_slow_run()
+    arrays = [y]
+    del y
+    assert turns_taken_while(arrays.clear) >= 10
+    run.finalize()
 
 
 def test_closing_the_registration_makes_a_graph_that_captured_it_stale():
