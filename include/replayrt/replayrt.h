@@ -66,7 +66,7 @@ extern "C" {
    minor version N added. A caller tests what it compiled against with these macros and what
    it runs against with rrt_abi_version. RRT_ABI_VERSION is the major version. */
 #define RRT_ABI_VERSION_MAJOR 1
-#define RRT_ABI_VERSION_MINOR 4
+#define RRT_ABI_VERSION_MINOR 5
 #define RRT_ABI_VERSION RRT_ABI_VERSION_MAJOR
 
 typedef struct rrt_context_s *rrt_context_t;
@@ -83,6 +83,10 @@ typedef struct rrt_run_s *rrt_run_t;
 /* The enumerator's name ("RRT_OK", "RRT_ERR_INTERNAL", ...). Never NULL: "RRT_ERR_UNKNOWN" for
    a value outside the table. The string is static. */
 RRT_API const char *rrt_status_name(rrt_status_t status);
+/* Appended (ABI version 1.5): the growth point enumerator's name ("RRT_GROWTH_NONE",
+   "RRT_GROWTH_ARENA_GM_HEAP", ...). Never NULL: "RRT_GROWTH_UNKNOWN" for a value outside the
+   table. The string is static. */
+RRT_API const char *rrt_growth_point_name(rrt_growth_point_t point);
 /* Appended (ABI version 1.3): writes the ABI version the loaded library implements (its
    RRT_ABI_VERSION_MAJOR and RRT_ABI_VERSION_MINOR). A caller compiled against minor version N
    may use what N added when *major equals its RRT_ABI_VERSION_MAJOR and *minor >= N.

@@ -62,6 +62,11 @@ class Error : public std::runtime_error {
   /* A capacity refusal's growth point, requested and frozen bytes; RRT_GROWTH_NONE and 0
      otherwise. */
   rrt_growth_point_t growth_point() const noexcept { return detail_.growth_point; }
+  /* "RRT_GROWTH_ARENA_GM_HEAP", ..., "RRT_GROWTH_NONE" (rrt_growth_point_name, which needs a
+     library of ABI 1.5 or later); static storage. */
+  const char *growth_point_name() const noexcept {
+    return rrt_growth_point_name(detail_.growth_point);
+  }
   std::uint64_t requested_bytes() const noexcept { return detail_.requested_bytes; }
   std::uint64_t frozen_bytes() const noexcept { return detail_.capacity_bytes; }
   const rrt_error_detail_t &detail() const noexcept { return detail_; }

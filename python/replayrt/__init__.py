@@ -21,7 +21,10 @@ from replayrt._replayrt import (  # noqa: F401  (re-exported)
 
 
 class Error(Exception):
-    """A replayrt call failed. `status` is the C status name, `code` its value."""
+    """A replayrt call failed. `status` is the C status name, `code` its value. A capacity
+    refusal names its growth point (`growth_point`, the rrt_growth_point_t value, and
+    `growth_point_name`, "RRT_GROWTH_ARENA_GM_HEAP", ..., the key of Context.stats()'s
+    "refusals"); other errors have -1 and None there, and 0 requested and frozen bytes."""
 
     status = "RRT_ERR_UNKNOWN"
 
@@ -29,6 +32,9 @@ class Error(Exception):
         super().__init__(message)
         self.code = code
         self.growth_point = growth_point
+        self.growth_point_name = None
+        if growth_point >= 0:
+            self.growth_point_name = _replayrt._growth_point_name(growth_point)
         self.requested_bytes = requested_bytes
         self.frozen_bytes = frozen_bytes
 

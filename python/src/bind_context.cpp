@@ -23,7 +23,8 @@ namespace py = pybind11;
 
 namespace {
 
-// Context.stats(): rrt_stats_t as a dict, its refusals a list indexed by growth point.
+// Context.stats(): rrt_stats_t as a dict, its refusals a dict from growth point name
+// ("RRT_GROWTH_ARENA_GM_HEAP", ...) to count, every growth point present.
 py::dict stats_dict(const rrt_stats_t &stats) {
   py::dict out;
   out["device_alloc_calls"] = stats.device_alloc_calls;
@@ -33,9 +34,9 @@ py::dict stats_dict(const rrt_stats_t &stats) {
   out["launches"] = stats.launches;
   out["replays"] = stats.replays;
   out["stale_address_refusals"] = stats.stale_address_refusals;
-  py::list refusals;
-  for (const std::uint64_t count : stats.refusals) {
-    refusals.append(count);
+  py::dict refusals;
+  for (int point = 0; point < RRT_GROWTH_POINT_COUNT; ++point) {
+    refusals[rrt_growth_point_name(static_cast<rrt_growth_point_t>(point))] = stats.refusals[point];
   }
   out["refusals"] = refusals;
   return out;

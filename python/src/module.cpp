@@ -61,6 +61,8 @@ PYBIND11_MODULE(_replayrt, m) {
       raise_error(error);
     }
   });
+  m.def("_growth_point_name",
+        [](int point) { return rrt_growth_point_name(static_cast<rrt_growth_point_t>(point)); });
   m.def("_set_error_factory", [](py::object factory) { error_factory() = std::move(factory); });
 
   m.def(

@@ -78,7 +78,8 @@ def registered_beside_a_slow_run():
     y = ctx.register(producer.empty([N], "float32"))
     n = 768
     a = np.full((n, n), 1.0 / n, dtype=np.float32)
-    run = ctx.prepare_run(ctx.prepare(matmuls(n, 1)), [a, np.eye(n, dtype=np.float32), np.zeros_like(a)])
+    callable_ = ctx.prepare(matmuls(n, 1))
+    run = ctx.prepare_run(callable_, [a, np.eye(n, dtype=np.float32), np.zeros_like(a)])
     run.launch()
     return ctx, run, y
 

@@ -13,8 +13,14 @@ def test_a_capacity_refusal_carries_its_growth_point_and_bytes():
     with pytest.raises(replayrt.CapacityError) as refused:
         ctx.prepare(axpy(64 * 1024, 2.0))
     assert isinstance(refused.value, replayrt.InternalError)
-    assert refused.value.growth_point >= 0
+    # axpy's intermediate outgrows the frozen gm_heap.
+    assert "refusal at gm_heap" in str(refused.value)
+    assert refused.value.growth_point == 0
+    assert refused.value.growth_point_name == "RRT_GROWTH_ARENA_GM_HEAP"
     assert refused.value.requested_bytes > refused.value.frozen_bytes
+    refusals = ctx.stats()["refusals"]
+    assert len(refusals) == 8  # every growth point, counted or not
+    assert refusals == {name: int(name == refused.value.growth_point_name) for name in refusals}
     assert ctx.prepare(axpy(64, 2.0)).id >= 0  # the refusal changed nothing
 
 
@@ -27,6 +33,7 @@ def test_an_unknown_kernel_is_an_invalid_argument_with_the_whole_message():
     with pytest.raises(replayrt.InvalidArgumentError) as refused:
         ctx.prepare(b)
     assert "x" * 300 in str(refused.value)
+    assert (refused.value.growth_point, refused.value.growth_point_name) == (-1, None)
 
 
 def test_synchronizing_a_capturing_stream_is_an_invalid_state():

@@ -1,4 +1,5 @@
-// The library-wide queries: the names of the error table and the ABI version.
+// The library-wide queries: the names of the error table and of the growth points, and the ABI
+// version.
 #include <replayrt/replayrt.h>
 
 #include "capi/api_guard.h"
@@ -33,6 +34,31 @@ RRT_API const char *rrt_status_name(rrt_status_t status) {
       return "RRT_ERR_KERNEL_FAILED";
     default:
       return "RRT_ERR_UNKNOWN";
+  }
+}
+
+RRT_API const char *rrt_growth_point_name(rrt_growth_point_t point) {
+  switch (point) {
+    case RRT_GROWTH_NONE:
+      return "RRT_GROWTH_NONE";
+    case RRT_GROWTH_ARENA_GM_HEAP:
+      return "RRT_GROWTH_ARENA_GM_HEAP";
+    case RRT_GROWTH_ARENA_GM_SM:
+      return "RRT_GROWTH_ARENA_GM_SM";
+    case RRT_GROWTH_ARENA_RUNTIME_POOL:
+      return "RRT_GROWTH_ARENA_RUNTIME_POOL";
+    case RRT_GROWTH_RETAINED_STAGING:
+      return "RRT_GROWTH_RETAINED_STAGING";
+    case RRT_GROWTH_GRAPH_DEFINITION:
+      return "RRT_GROWTH_GRAPH_DEFINITION";
+    case RRT_GROWTH_HOST_STAGING:
+      return "RRT_GROWTH_HOST_STAGING";
+    case RRT_GROWTH_DFX_COLLECTORS:
+      return "RRT_GROWTH_DFX_COLLECTORS";
+    case RRT_GROWTH_LAUNCH_ALLOCATION:
+      return "RRT_GROWTH_LAUNCH_ALLOCATION";
+    default:
+      return "RRT_GROWTH_UNKNOWN";
   }
 }
 

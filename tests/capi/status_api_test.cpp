@@ -35,14 +35,14 @@ TEST(StatusApiTest, ValuesArePinned) {
   }
   EXPECT_EQ(RRT_ABI_VERSION, 1);
   EXPECT_EQ(RRT_ABI_VERSION_MAJOR, 1);
-  EXPECT_EQ(RRT_ABI_VERSION_MINOR, 4);
+  EXPECT_EQ(RRT_ABI_VERSION_MINOR, 5);
   EXPECT_EQ(RRT_GROWTH_POINT_COUNT, 8);
   EXPECT_EQ(sizeof(rrt_stats_t::refusals), 8 * sizeof(uint64_t));
 }
 
 // The compile-time test a caller makes for what a minor version added.
-#if RRT_ABI_VERSION_MAJOR != 1 || RRT_ABI_VERSION_MINOR < 4
-#error "this suite needs the ABI version 1.4 header"
+#if RRT_ABI_VERSION_MAJOR != 1 || RRT_ABI_VERSION_MINOR < 5
+#error "this suite needs the ABI version 1.5 header"
 #endif
 
 TEST(StatusApiTest, TheLibraryReportsTheVersionOfItsHeader) {
@@ -82,6 +82,36 @@ TEST(StatusApiTest, UnknownCodesHaveTheUnknownName) {
 TEST(StatusApiTest, ModeValuesArePinned) {
   EXPECT_EQ(RRT_MODE_PROGRAM, 0);
   EXPECT_EQ(RRT_MODE_KERNEL, 1);
+}
+
+TEST(StatusApiTest, EveryGrowthPointHasItsEnumeratorName) {
+  struct Named {
+    rrt_growth_point_t point;
+    const char *name;
+  };
+  constexpr Named kGrowthPoints[] = {
+      {RRT_GROWTH_NONE, "RRT_GROWTH_NONE"},
+      {RRT_GROWTH_ARENA_GM_HEAP, "RRT_GROWTH_ARENA_GM_HEAP"},
+      {RRT_GROWTH_ARENA_GM_SM, "RRT_GROWTH_ARENA_GM_SM"},
+      {RRT_GROWTH_ARENA_RUNTIME_POOL, "RRT_GROWTH_ARENA_RUNTIME_POOL"},
+      {RRT_GROWTH_RETAINED_STAGING, "RRT_GROWTH_RETAINED_STAGING"},
+      {RRT_GROWTH_GRAPH_DEFINITION, "RRT_GROWTH_GRAPH_DEFINITION"},
+      {RRT_GROWTH_HOST_STAGING, "RRT_GROWTH_HOST_STAGING"},
+      {RRT_GROWTH_DFX_COLLECTORS, "RRT_GROWTH_DFX_COLLECTORS"},
+      {RRT_GROWTH_LAUNCH_ALLOCATION, "RRT_GROWTH_LAUNCH_ALLOCATION"},
+  };
+  static_assert(sizeof kGrowthPoints / sizeof kGrowthPoints[0] == RRT_GROWTH_POINT_COUNT + 1);
+  for (const Named &entry : kGrowthPoints) {
+    EXPECT_STREQ(rrt_growth_point_name(entry.point), entry.name);
+  }
+}
+
+TEST(StatusApiTest, UnknownGrowthPointsHaveTheUnknownName) {
+  for (const int value : {-2, RRT_GROWTH_POINT_COUNT, 100}) {
+    const char *name = rrt_growth_point_name(static_cast<rrt_growth_point_t>(value));
+    ASSERT_NE(name, nullptr);
+    EXPECT_STREQ(name, "RRT_GROWTH_UNKNOWN");
+  }
 }
 
 }  // namespace

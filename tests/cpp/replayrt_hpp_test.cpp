@@ -152,7 +152,8 @@ TEST(CppApiTest, ACapacityRefusalThrowsAnErrorWithItsGrowthPointAndBytes) {
   } catch (const rrt::Error &error) {
     EXPECT_EQ(error.code(), RRT_ERR_INTERNAL);
     EXPECT_STREQ(error.status_name(), "RRT_ERR_INTERNAL");
-    EXPECT_NE(error.growth_point(), RRT_GROWTH_NONE);
+    EXPECT_EQ(error.growth_point(), RRT_GROWTH_ARENA_GM_HEAP);
+    EXPECT_STREQ(error.growth_point_name(), "RRT_GROWTH_ARENA_GM_HEAP");
     EXPECT_GT(error.requested_bytes(), error.frozen_bytes());
     EXPECT_NE(std::string(error.what()).find("frozen"), std::string::npos) << error.what();
   }
@@ -168,6 +169,7 @@ TEST(CppApiTest, AFailingCallThrowsItsCodeAndDetail) {
   } catch (const rrt::Error &error) {
     EXPECT_EQ(error.code(), RRT_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(error.growth_point(), RRT_GROWTH_NONE);
+    EXPECT_STREQ(error.growth_point_name(), "RRT_GROWTH_NONE");
     EXPECT_NE(std::string(error.what()).find("no_such_kernel"), std::string::npos) << error.what();
   }
   // A launch in a context that has no mode yet.
