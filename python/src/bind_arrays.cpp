@@ -1,5 +1,8 @@
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <numeric>
+#include <string>
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -15,12 +18,31 @@ namespace replayrt::python {
 
 namespace py = pybind11;
 
+namespace {
+
+// "shape=(4, 3), dtype=float32, device='sim:0'": what a device array's repr says of it.
+std::string describe(const DeviceArray &a) {
+  return "shape=" + std::string(py::repr(py::tuple(py::cast(a.shape)))) +
+         ", dtype=" + dtype_text(a.dtype) + ", device='" + platform_name(a.platform) + ":" +
+         std::to_string(a.device_id) + "'";
+}
+
+}  // namespace
+
 void bind_arrays(py::module_ &m) {
   py::class_<DeviceArray>(m, "DeviceArray")
       .def_property_readonly("shape",
                              [](const DeviceArray &a) { return py::tuple(py::cast(a.shape)); })
       .def_property_readonly("dtype", [](const DeviceArray &a) { return a.dtype; })
       .def_property_readonly("nbytes", [](const DeviceArray &a) { return a.bytes; })
+      .def_property_readonly("ndim", [](const DeviceArray &a) { return a.shape.size(); })
+      .def_property_readonly("size",
+                             [](const DeviceArray &a) {
+                               return std::accumulate(a.shape.begin(), a.shape.end(),
+                                                      std::int64_t{1}, std::multiplies<>());
+                             })
+      .def("__repr__",
+           [](const DeviceArray &a) { return "replayrt.DeviceArray(" + describe(a) + ")"; })
       .def("upload",
            [](const DeviceArray &a, const py::array &source) {
              refuse_objects(source.dtype(), "an upload's source");
@@ -60,6 +82,11 @@ void bind_arrays(py::module_ &m) {
           "until this object is collected, which graphs that used it delay.")
       .def_property_readonly("closed",
                              [](const RegisteredArray &a) { return !a.foreign->registration; })
+      .def("__repr__",
+           [](const RegisteredArray &a) {
+             return "replayrt.RegisteredArray(" + describe(a) +
+                    ", closed=" + (a.foreign->registration ? "False" : "True") + ")";
+           })
       .def_property_readonly(
           "source", [](const RegisteredArray &a) { return a.foreign->producer; },
           "The producer whose memory this is.")

@@ -60,10 +60,13 @@ void bind_context(py::module_ &m) {
            "A context on `platform` ('sim' or 'cuda'); `device` is the CUDA device ordinal "
            "(rrt_context_options_t.device_id).")
       .def_property_readonly("platform",
-                             [](const PythonContext &ctx) {
-                               return ctx.platform == RRT_PLATFORM_CUDA ? "cuda" : "sim";
-                             })
+                             [](const PythonContext &ctx) { return platform_name(ctx.platform); })
       .def_property_readonly("device", [](const PythonContext &ctx) { return ctx.device_id; })
+      .def("__repr__",
+           [](const PythonContext &ctx) {
+             return std::string("replayrt.Context(platform='") + platform_name(ctx.platform) +
+                    "', device=" + std::to_string(ctx.device_id) + ")";
+           })
       .def("program_init", &rrt::Context::program_init)
       .def(
           "kernel_init",

@@ -98,6 +98,10 @@ rrt_platform_t platform_from_name(const std::string &name) {
   return enum_from_name(name, kNames, "a platform");
 }
 
+const char *platform_name(rrt_platform_t platform) {
+  return platform == RRT_PLATFORM_CUDA ? "cuda" : "sim";
+}
+
 rrt_param_space_t space_from_name(const std::string &name) {
   static constexpr std::array<std::pair<const char *, rrt_param_space_t>, 3> kNames{{
       {"any", RRT_PARAM_SPACE_ANY},

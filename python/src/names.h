@@ -15,6 +15,8 @@ namespace replayrt::python {
 rrt_dtype_t dtype_from_name(const std::string &name);
 rrt_direction_t direction_from_name(const std::string &name);
 rrt_platform_t platform_from_name(const std::string &name);
+// "sim" or "cuda": the name platform_from_name takes for `platform`.
+const char *platform_name(rrt_platform_t platform);
 rrt_param_space_t space_from_name(const std::string &name);
 
 // The numpy dtype that holds a parameter's elements, and how messages name the parameter's

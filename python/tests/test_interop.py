@@ -137,6 +137,17 @@ def test_a_simulator_array_is_cpu_memory_to_dlpack_whatever_the_contexts_device_
     assert np.from_dlpack(array).shape == (4,)  # numpy takes it
 
 
+def test_contexts_and_device_arrays_describe_themselves():
+    ctx = replayrt.Context("sim", device=3)
+    assert repr(ctx) == "replayrt.Context(platform='sim', device=3)"
+    ctx.program_init()
+    array = ctx.empty([4, 3], "int32")
+    assert repr(array) == "replayrt.DeviceArray(shape=(4, 3), dtype=int32, device='sim:3')"
+    assert (array.ndim, array.size, array.nbytes) == (2, 12, 48)
+    scalar = ctx.empty([], "float32")
+    assert (scalar.shape, scalar.ndim, scalar.size, scalar.nbytes) == ((), 0, 1, 4)
+
+
 def test_a_platform_name_is_checked():
     with pytest.raises(ValueError, match="'sim', 'cuda'"):
         replayrt.Context("gpu")
