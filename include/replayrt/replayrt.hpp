@@ -953,11 +953,16 @@ class Context {
   void program_init() { detail::check(rrt_program_init(handle())); }
   /* Fits a kernel config for every callable the context will prepare (rrt_context_kernel_
      config_fit: with this context's kernel table), raising the profiling shape to at least
-     `profiling_tasks` (a graph that captures several launches needs the sum of their tasks). */
+     `profiling_tasks` (a graph that captures several launches needs the sum of their tasks).
+     A null callable throws rrt::Error (RRT_ERR_INVALID_ARGUMENT). */
   rrt_kernel_config_t fit_kernel_config(const std::vector<CallableBuilder *> &callables,
                                         std::uint32_t profiling_tasks = 0) const {
     std::vector<const rrt_callable_desc_t *> descs;
     for (CallableBuilder *callable : callables) {
+      if (callable == nullptr) {
+        throw detail::invalid_argument("Context::fit_kernel_config: callables[" +
+                                       std::to_string(descs.size()) + "] is null");
+      }
       descs.push_back(&callable->desc(*this));
     }
     rrt_kernel_config_t config{};

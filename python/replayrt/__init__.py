@@ -38,6 +38,11 @@ class Error(Exception):
         self.requested_bytes = requested_bytes
         self.frozen_bytes = frozen_bytes
 
+    def __reduce__(self):
+        """Pickles as its class and fields, so an error crosses process boundaries."""
+        fields = (self.code, self.growth_point, self.requested_bytes, self.frozen_bytes)
+        return (type(self), (str(self),) + fields)
+
 
 class InternalError(Error):
     status = "RRT_ERR_INTERNAL"

@@ -1,6 +1,7 @@
 #include "arguments.h"
 
 #include <cstdint>
+#include <string>
 
 #include "device_array.h"
 #include "names.h"
@@ -40,11 +41,36 @@ void require_param_dtype(const PythonCallable &callable, std::size_t param,
   }
 }
 
+// An int scalar's 64 bits: a value in [0, 2**64) as itself, a negative one in [-2**63, 0) as
+// its two's complement. OverflowError for any other int. `scalar` counts the scalars before it.
+std::uint64_t int_scalar(const py::handle &value, std::size_t scalar) {
+  int overflow = 0;
+  const long long as_signed = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  if (overflow == 0) {
+    if (as_signed == -1 && PyErr_Occurred() != nullptr) {
+      throw py::error_already_set();
+    }
+    return static_cast<std::uint64_t>(as_signed);
+  }
+  if (overflow > 0) {
+    const unsigned long long as_unsigned = PyLong_AsUnsignedLongLong(value.ptr());
+    if (PyErr_Occurred() == nullptr) {
+      return as_unsigned;
+    }
+    PyErr_Clear();
+  }
+  const std::string message = "replayrt: scalar " + std::to_string(scalar) +
+                              " does not fit 64 bits: an int scalar lies in [-2**63, 2**64)";
+  PyErr_SetString(PyExc_OverflowError, message.c_str());
+  throw py::error_already_set();
+}
+
 }  // namespace
 
 PythonArgs convert_args(const PythonCallable &callable, const py::sequence &values) {
   PythonArgs out;
   std::size_t param = 0;
+  std::size_t scalar = 0;
   for (const py::handle value : values) {
     if (py::isinstance<DeviceArray>(value)) {
       const auto &array = value.cast<const DeviceArray &>();
@@ -53,9 +79,10 @@ PythonArgs convert_args(const PythonCallable &callable, const py::sequence &valu
       out.keep_alive.append(value);
       ++param;
     } else if (py::isinstance<py::int_>(value)) {
-      out.args.scalar(value.cast<std::uint64_t>());
+      out.args.scalar(int_scalar(value, scalar++));
     } else if (py::isinstance<py::float_>(value)) {
       out.args.scalar_f32(value.cast<float>());
+      ++scalar;
     } else {
       const bool read_only =
           param < callable.directions.size() && callable.directions[param] == RRT_DIR_IN;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,9 +16,11 @@ namespace replayrt::python {
 
 namespace py = pybind11;
 
-// A prepared callable and what its arguments are checked against.
+// A prepared callable, the serial of the context that prepared it (PythonContext::serial), and
+// what its arguments are checked against.
 struct PythonCallable {
   rrt::CallableId id;
+  std::uint64_t context_serial = 0;
   std::size_t task_count = 0;
   std::vector<rrt_direction_t> directions;  // per parameter
   std::vector<rrt_dtype_t> dtypes;          // per parameter
@@ -35,8 +38,9 @@ struct PythonArgs {
 // is refused. `what` names the argument in the TypeError.
 py::array host_array(const py::handle &value, bool written, const std::string &what);
 
-// Each argument in order: a DeviceArray is a DEVICE tensor, an int a scalar, a float a float32
-// scalar, anything else a HOST tensor (host_array). An array's dtype must be its parameter's
+// Each argument in order: a DeviceArray is a DEVICE tensor, an int a 64-bit scalar (a negative
+// one in two's complement; OverflowError outside [-2**63, 2**64)), a float a float32 scalar,
+// anything else a HOST tensor (host_array). An array's dtype must be its parameter's
 // (TypeError otherwise); keep_alive holds every array and DeviceArray the arguments name.
 PythonArgs convert_args(const PythonCallable &callable, const py::sequence &values);
 

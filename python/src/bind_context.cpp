@@ -23,6 +23,43 @@ namespace py = pybind11;
 
 namespace {
 
+// The bytes of a C-contiguous array of `shape` and `dtype`. ValueError for a negative extent,
+// or for a shape whose element count does not fit an int64 (numpy's size) or whose bytes do not
+// fit a size_t.
+std::size_t shape_bytes(const std::vector<std::int64_t> &shape, const py::dtype &dtype) {
+  constexpr auto kMaxElements = static_cast<std::uint64_t>(INT64_MAX);
+  const auto itemsize = static_cast<std::uint64_t>(dtype.itemsize());
+  std::uint64_t elements = 1;
+  for (const std::int64_t extent : shape) {
+    if (extent < 0) {
+      throw py::value_error("replayrt: a shape's extents are >= 0");
+    }
+    const auto count = static_cast<std::uint64_t>(extent);
+    if (count != 0 && elements > kMaxElements / count) {
+      elements = kMaxElements + 1;
+      break;
+    }
+    elements *= count;
+  }
+  if (elements > kMaxElements || (itemsize != 0 && elements > SIZE_MAX / itemsize)) {
+    throw py::value_error(
+        "replayrt: the shape is too large: its elements or bytes do not fit "
+        "64 bits");
+  }
+  return static_cast<std::size_t>(elements * itemsize);
+}
+
+// `callable`, which `ctx` must have prepared: InvalidArgumentError otherwise, since the same id
+// names another callable, or none, in another context.
+const PythonCallable &own(const PythonContext &ctx, const PythonCallable &callable) {
+  if (callable.context_serial != ctx.serial) {
+    throw rrt::detail::invalid_argument(
+        "replayrt: the callable was prepared by another context (callable ids are per "
+        "context)");
+  }
+  return callable;
+}
+
 // Context.stats(): rrt_stats_t as a dict, its refusals a dict from growth point name
 // ("RRT_GROWTH_ARENA_GM_HEAP", ...) to count, every growth point present.
 py::dict stats_dict(const rrt_stats_t &stats) {
@@ -72,12 +109,18 @@ void bind_context(py::module_ &m) {
           "kernel_init",
           [](PythonContext &ctx, const std::vector<rrt::CallableBuilder *> &callables,
              std::uint32_t profiling_tasks) {
+            for (std::size_t i = 0; i < callables.size(); ++i) {
+              if (callables[i] == nullptr) {
+                throw py::type_error("replayrt: kernel_init takes CallableBuilders; callables[" +
+                                     std::to_string(i) + "] is None");
+              }
+            }
             ctx.kernel_init(ctx.fit_kernel_config(callables, profiling_tasks));
           },
           py::arg("callables"), py::arg("profiling_tasks") = 0)
       .def("prepare",
            [](PythonContext &ctx, rrt::CallableBuilder &callable) {
-             return PythonCallable{ctx.prepare(callable), callable.task_count(),
+             return PythonCallable{ctx.prepare(callable), ctx.serial, callable.task_count(),
                                    callable.param_directions(), callable.param_dtypes()};
            })
       .def(
@@ -86,13 +129,7 @@ void bind_context(py::module_ &m) {
              const py::object &dtype_like) {
             const py::dtype dtype = py::dtype::from_args(dtype_like);
             refuse_objects(dtype, "Context.empty's");
-            auto bytes = static_cast<std::size_t>(dtype.itemsize());
-            for (const std::int64_t extent : shape) {
-              if (extent < 0) {
-                throw py::value_error("replayrt: a shape's extents are >= 0");
-              }
-              bytes *= static_cast<std::size_t>(extent);
-            }
+            const std::size_t bytes = shape_bytes(shape, dtype);
             DeviceArray array;
             array.memory = std::make_shared<rrt::DeviceBuffer>(ctx.allocate(bytes));
             array.bytes = bytes;
@@ -146,29 +183,35 @@ void bind_context(py::module_ &m) {
           "capture): keep them, and the context, alive while the owner's graph may replay. "
           "UnsupportedError on the simulator.")
       .def("event", &rrt::Context::event)
-      .def("run",
-           [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values) {
-             PythonArgs args = convert_args(callable, values);
-             py::gil_scoped_release release;
-             ctx.run(callable.id, args.args);
-           })
-      .def("launch",
-           [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values,
-              PythonStream &stream) {
-             PythonArgs args = convert_args(callable, values);
-             ctx.launch(callable.id, args.args, stream.stream);
-             stream.hold(args.keep_alive);
-           })
-      .def("prepare_run",
-           [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values) {
-             auto run = std::make_unique<PythonRun>();
-             run->args = convert_args(callable, values);
-             // A prepare may wait for the slot's last run.
-             run->without_gil([&](rrt::Run &prepared) {
-               prepared = ctx.prepare_run(callable.id, run->args.args);
-             });
-             return run;
-           })
+      .def(
+          "run",
+          [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values) {
+            PythonArgs args = convert_args(own(ctx, callable), values);
+            py::gil_scoped_release release;
+            ctx.run(callable.id, args.args);
+          },
+          py::arg("callable"), py::arg("args"))
+      .def(
+          "launch",
+          [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values,
+             PythonStream &stream) {
+            PythonArgs args = convert_args(own(ctx, callable), values);
+            ctx.launch(callable.id, args.args, stream.stream);
+            stream.hold(args.keep_alive);
+          },
+          py::arg("callable"), py::arg("args"), py::arg("stream"))
+      .def(
+          "prepare_run",
+          [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values) {
+            auto run = std::make_unique<PythonRun>();
+            run->args = convert_args(own(ctx, callable), values);
+            // A prepare may wait for the slot's last run.
+            run->without_gil([&](rrt::Run &prepared) {
+              prepared = ctx.prepare_run(callable.id, run->args.args);
+            });
+            return run;
+          },
+          py::arg("callable"), py::arg("args"))
       .def("stats", [](const PythonContext &ctx) { return stats_dict(ctx.stats()); })
       .def("profile", [](const PythonContext &ctx) { return profile_array(ctx.profile()); });
 }

@@ -45,6 +45,7 @@ void PythonStream::synchronize() {
 
 std::shared_ptr<PythonGraph> CaptureScope::enter() {
   stream->stream.begin_capture();
+  graph = std::make_shared<PythonGraph>();
   stream->captured = py::list();
   return graph;
 }
@@ -61,6 +62,15 @@ bool CaptureScope::exit(const py::object &exception_type, const py::object &, co
 }
 
 namespace {
+
+// `run`, unless it was finalized: InvalidArgumentError naming the Run method `call` then.
+rrt::Run &live(rrt::Run &run, const char *call) {
+  if (!run) {
+    throw rrt::detail::invalid_argument(std::string("replayrt: Run.") + call +
+                                        ": the run was finalized");
+  }
+  return run;
+}
 
 // ValueError unless `host` holds exactly the device array's bytes (a copy moves them all).
 void require_same_bytes(const py::array &host, const DeviceArray &device) {
@@ -88,22 +98,29 @@ void bind_streams(py::module_ &m) {
           [](PythonRun &r, PythonStream *stream) {
             if (stream == nullptr) {
               // The slot's own stream: the run holds its arguments until it is finalized.
-              r.without_gil([](rrt::Run &run) { run.launch(); });
+              r.without_gil([](rrt::Run &run) { live(run, "launch").launch(); });
               return;
             }
             // With the GIL held from the launch to the hold: a capture that another thread
             // ends in between would otherwise lose the arguments its graph replays.
-            r.with_gil([stream](rrt::Run &run) { run.launch(stream->stream); });
+            r.with_gil([stream](rrt::Run &run) { live(run, "launch").launch(stream->stream); });
             // Captured, the launch reads and writes them at every replay of the graph.
             stream->hold(r.args.keep_alive);
           },
           py::arg("stream") = py::none())
-      .def("wait", [](PythonRun &r) { r.without_gil([](rrt::Run &run) { run.wait(); }); })
+      .def("wait",
+           [](PythonRun &r) { r.without_gil([](rrt::Run &run) { live(run, "wait").wait(); }); })
       .def("profile",
            [](PythonRun &r) {
-             return profile_array(r.with_gil([](rrt::Run &run) { return run.profile(); }));
+             return profile_array(
+                 r.with_gil([](rrt::Run &run) { return live(run, "profile").profile(); }));
            })
-      .def("finalize", [](PythonRun &r) { r.without_gil([](rrt::Run &run) { run.finalize(); }); });
+      .def("finalize", [](PythonRun &r) { r.without_gil([](rrt::Run &run) { run.finalize(); }); })
+      .def("__enter__", [](const py::object &self) { return self; })
+      .def("__exit__", [](PythonRun &r, const py::args & /*exception*/) {
+        r.without_gil([](rrt::Run &run) { run.finalize(); });
+        return false;
+      });
 
   py::class_<rrt::Event>(m, "Event")
       .def("synchronize",
@@ -114,13 +131,20 @@ void bind_streams(py::module_ &m) {
       .def("query", &rrt::Event::query);
 
   py::class_<PythonGraph, std::shared_ptr<PythonGraph>>(m, "Graph")
-      .def("replay",
-           [](const std::shared_ptr<PythonGraph> &g, PythonStream &stream) {
-             g->graph.replay(stream.stream);
-             py::list self;
-             self.append(py::cast(g));
-             stream.hold(self);
-           })
+      .def(
+          "replay",
+          [](const std::shared_ptr<PythonGraph> &g, PythonStream &stream) {
+            if (!g->graph) {
+              throw rrt::detail::invalid_argument(
+                  "replayrt: Graph.replay: the graph holds no captured work: its capture has "
+                  "not ended, or an exception discarded it");
+            }
+            g->graph.replay(stream.stream);
+            py::list self;
+            self.append(py::cast(g));
+            stream.hold(self);
+          },
+          py::arg("stream"))
       .def("__bool__", [](const PythonGraph &g) { return static_cast<bool>(g.graph); });
 
   py::class_<CaptureScope>(m, "_CaptureScope")

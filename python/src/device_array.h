@@ -2,6 +2,7 @@
 // device memory with the shape and dtype numpy and DLPack need.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -16,12 +17,21 @@ namespace replayrt::python {
 
 namespace py = pybind11;
 
-// A context and the platform it was made on (DLPack names the device).
+// A context, the platform it was made on (DLPack names the device), and a number no other
+// context of the process has, which the callables it prepares carry (callable ids are per
+// context).
 struct PythonContext : rrt::Context {
   explicit PythonContext(const rrt::ContextOptions &options)
-      : rrt::Context(options), platform(options.platform), device_id(options.device_id) {}
+      : rrt::Context(options),
+        platform(options.platform),
+        device_id(options.device_id),
+        serial(next_serial.fetch_add(1, std::memory_order_relaxed)) {}
   rrt_platform_t platform;
   std::int32_t device_id;
+  std::uint64_t serial;
+
+ private:
+  static inline std::atomic<std::uint64_t> next_serial{1};
 };
 
 // Device memory with the shape and dtype numpy and DLPack need: a buffer the context allocated

@@ -86,10 +86,11 @@ struct PythonRun {
 };
 
 // `with stream.capture() as graph:` ends the capture on every path: the graph receives what
-// the capture's work holds, and an exception discards the capture.
+// the capture's work holds, and an exception discards the capture. Each `with` on one scope
+// makes a new graph.
 struct CaptureScope {
   std::shared_ptr<PythonStream> stream;
-  std::shared_ptr<PythonGraph> graph = std::make_shared<PythonGraph>();
+  std::shared_ptr<PythonGraph> graph = nullptr;
 
   std::shared_ptr<PythonGraph> enter();
   bool exit(const py::object &exception_type, const py::object &, const py::object &);

@@ -39,7 +39,8 @@ def test_another_contexts_array_is_registered_and_a_kernel_writes_it_in_place():
         assert isinstance(y, replayrt.DeviceArray) and isinstance(y, replayrt.RegisteredArray)
         assert y.source is foreign and not y.closed
         assert (y.shape, y.dtype, y.nbytes) == ((N,), np.float32, foreign.nbytes)
-        assert repr(y) == f"replayrt.RegisteredArray(shape=({N},), dtype=float32, device='cuda:0', closed=False)"
+        described = f"shape=({N},), dtype=float32, device='cuda:0', closed=False"
+        assert repr(y) == f"replayrt.RegisteredArray({described})"
         assert y.__dlpack_device__() == (2, 0)
         # The same memory, not a copy: both export one address.
         assert describe(y.__dlpack__())["data"] == describe(foreign.__dlpack__())["data"]

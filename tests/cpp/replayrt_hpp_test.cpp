@@ -401,6 +401,19 @@ TEST(CppApiTest, AnEmptyOwnerRefusesCallsWithAnError) {
   taken.synchronize();
 }
 
+TEST(CppApiTest, FittingANullCallableThrowsInsteadOfDereferencingIt) {
+  rrt::Context ctx;
+  rrt::CallableBuilder callable = axpy(2.0F);
+  try {
+    (void)ctx.fit_kernel_config({&callable, nullptr});
+    ADD_FAILURE() << "a null callable was fitted";
+  } catch (const rrt::Error &error) {
+    EXPECT_EQ(error.code(), RRT_ERR_INVALID_ARGUMENT);
+    EXPECT_STREQ(error.what(), "Context::fit_kernel_config: callables[1] is null");
+  }
+  ctx.kernel_init(ctx.fit_kernel_config({&callable}));
+}
+
 TEST(CppApiTest, AFinalizedRunRefusesEveryCallSayingItWasFinalized) {
   rrt::Context ctx;
   ctx.program_init();
