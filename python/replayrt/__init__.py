@@ -6,6 +6,7 @@ A thin layer over the C++ API (replayrt.hpp), which is itself a thin layer over 
 
 from replayrt import _replayrt
 from replayrt._replayrt import (  # noqa: F401  (re-exported)
+    Callable,
     CallableBuilder,
     Context,
     DeviceArray,

@@ -12,11 +12,21 @@ namespace py = pybind11;
 
 py::array host_array(const py::handle &value, bool written, const std::string &what) {
   py::array array = py::array::ensure(value);
-  const bool copied = !py::isinstance<py::array>(value) && array && array.owndata();
-  if (!array || copied || (array.flags() & py::array::c_style) == 0) {
-    throw py::type_error("replayrt: " + what +
-                         " must be a DeviceArray, or a C-contiguous array or an object numpy "
-                         "views without a copy");
+  const std::string type = type_name(value);
+  const char *const expected =
+      " (a DeviceArray, or a C-contiguous array or an object numpy views without a copy, such "
+      "as a CPU torch tensor)";
+  if (!array) {
+    throw py::type_error("replayrt: " + what + ": numpy cannot view this " + type + expected);
+  }
+  if (!py::isinstance<py::array>(value) && array.owndata()) {
+    throw py::type_error("replayrt: " + what + ": numpy would copy this " + type +
+                         ", and the results would land in the copy" + expected);
+  }
+  if ((array.flags() & py::array::c_style) == 0) {
+    throw py::type_error("replayrt: " + what + ": this " + type +
+                         " is not C-contiguous; pass a contiguous one "
+                         "(numpy.ascontiguousarray) and read the results from it");
   }
   refuse_objects(array.dtype(), what);
   if (written && !array.writeable()) {

@@ -35,7 +35,7 @@ struct PythonArgs {
 // `value` as a HOST tensor, read (and, when `written`, written) in place: an array, or an
 // object numpy views without a copy (a CPU torch tensor), C-contiguous, and writable when
 // written. An object numpy could only copy (a list) would leave the results in the copy, so it
-// is refused. `what` names the argument in the TypeError.
+// is refused. `what` names the argument in the TypeError, which says which of these failed.
 py::array host_array(const py::handle &value, bool written, const std::string &what);
 
 // Each argument in order: a DeviceArray is a DEVICE tensor, an int a 64-bit scalar (a negative

@@ -82,7 +82,10 @@ py::dict stats_dict(const rrt_stats_t &stats) {
 }  // namespace
 
 void bind_context(py::module_ &m) {
-  py::class_<PythonContext>(m, "Context")
+  py::class_<PythonContext>(
+      m, "Context",
+      "A replayrt context on the simulator or a CUDA device: program mode (program_init) or "
+      "kernel mode (kernel_init), then prepare callables and run, launch or capture them.")
       .def(py::init([](const std::string &platform, std::uint32_t workers, bool profiling,
                        std::int32_t device) {
              rrt::ContextOptions options;
@@ -96,15 +99,20 @@ void bind_context(py::module_ &m) {
            py::arg("device") = 0,
            "A context on `platform` ('sim' or 'cuda'); `device` is the CUDA device ordinal "
            "(rrt_context_options_t.device_id).")
-      .def_property_readonly("platform",
-                             [](const PythonContext &ctx) { return platform_name(ctx.platform); })
-      .def_property_readonly("device", [](const PythonContext &ctx) { return ctx.device_id; })
+      .def_property_readonly(
+          "platform", [](const PythonContext &ctx) { return platform_name(ctx.platform); },
+          "'sim' or 'cuda'.")
+      .def_property_readonly(
+          "device", [](const PythonContext &ctx) { return ctx.device_id; },
+          "The device ordinal the context was made with.")
       .def("__repr__",
            [](const PythonContext &ctx) {
              return std::string("replayrt.Context(platform='") + platform_name(ctx.platform) +
                     "', device=" + std::to_string(ctx.device_id) + ")";
            })
-      .def("program_init", &rrt::Context::program_init)
+      .def("program_init", &rrt::Context::program_init,
+           "Puts the context in program mode (rrt_program_init): buffers grow on demand. Call "
+           "once, before prepare; InvalidStateError for a context that has a mode.")
       .def(
           "kernel_init",
           [](PythonContext &ctx, const std::vector<rrt::CallableBuilder *> &callables,
@@ -117,12 +125,21 @@ void bind_context(py::module_ &m) {
             }
             ctx.kernel_init(ctx.fit_kernel_config(callables, profiling_tasks));
           },
-          py::arg("callables"), py::arg("profiling_tasks") = 0)
-      .def("prepare",
-           [](PythonContext &ctx, rrt::CallableBuilder &callable) {
-             return PythonCallable{ctx.prepare(callable), ctx.serial, callable.task_count(),
-                                   callable.param_directions(), callable.param_dtypes()};
-           })
+          py::arg("callables"), py::arg("profiling_tasks") = 0,
+          "Puts the context in kernel mode with the capacity that every CallableBuilder in "
+          "`callables` needs, frozen from then on (rrt_context_kernel_config_fit, "
+          "rrt_kernel_init); `profiling_tasks` raises the profiling shape (a graph capturing "
+          "several launches needs the sum of their tasks). A later request the plan cannot "
+          "hold is a CapacityError that changes nothing.")
+      .def(
+          "prepare",
+          [](PythonContext &ctx, rrt::CallableBuilder &callable) {
+            return PythonCallable{ctx.prepare(callable), ctx.serial, callable.task_count(),
+                                  callable.param_directions(), callable.param_dtypes()};
+          },
+          py::arg("callable"),
+          "Prepares a CallableBuilder (rrt_callable_prepare): a Callable that this context's "
+          "run, launch and prepare_run take.")
       .def(
           "empty",
           [](PythonContext &ctx, const std::vector<std::int64_t> &shape,
@@ -139,7 +156,8 @@ void bind_context(py::module_ &m) {
             array.device_id = ctx.device_id;
             return array;
           },
-          py::arg("shape"), py::arg("dtype") = "float32")
+          py::arg("shape"), py::arg("dtype") = "float32",
+          "A new DeviceArray of `shape` and `dtype` (rrt_device_alloc), uninitialized.")
       .def("register", &register_foreign, py::arg("source"),
            "Admits a DLPack producer's device memory (an object with __dlpack__, such as a "
            "torch CUDA tensor of this context's device) as DEVICE tensor memory: a "
@@ -147,12 +165,14 @@ void bind_context(py::module_ &m) {
            "producer's pending writes must be done, or ordered before replayrt's use, first. "
            "UnsupportedError on the simulator; InvalidArgumentError for memory that is not "
            "device memory of this device or that the context already tracks.")
-      .def("stream",
-           [](PythonContext &ctx) {
-             auto stream = std::make_shared<PythonStream>();
-             stream->stream = ctx.stream();
-             return stream;
-           })
+      .def(
+          "stream",
+          [](PythonContext &ctx) {
+            auto stream = std::make_shared<PythonStream>();
+            stream->stream = ctx.stream();
+            return stream;
+          },
+          "A new Stream of this context (rrt_stream_create).")
       .def(
           "wrap_stream",
           [](PythonContext &ctx, const py::object &native) {
@@ -182,7 +202,7 @@ void bind_context(py::module_ &m) {
           "have their arrays held only as queued work's are (until a synchronize after that "
           "capture): keep them, and the context, alive while the owner's graph may replay. "
           "UnsupportedError on the simulator.")
-      .def("event", &rrt::Context::event)
+      .def("event", &rrt::Context::event, "A new Event of this context (rrt_event_create).")
       .def(
           "run",
           [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values) {
@@ -190,7 +210,9 @@ void bind_context(py::module_ &m) {
             py::gil_scoped_release release;
             ctx.run(callable.id, args.args);
           },
-          py::arg("callable"), py::arg("args"))
+          py::arg("callable"), py::arg("args"),
+          "One program-mode run of `callable` over `args` (rrt_run), to completion, without the "
+          "GIL while it runs.")
       .def(
           "launch",
           [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values,
@@ -199,7 +221,10 @@ void bind_context(py::module_ &m) {
             ctx.launch(callable.id, args.args, stream.stream);
             stream.hold(args.keep_alive);
           },
-          py::arg("callable"), py::arg("args"), py::arg("stream"))
+          py::arg("callable"), py::arg("args"), py::arg("stream"),
+          "Queues a kernel-mode launch of `callable` over `args` on `stream` "
+          "(rrt_kernel_launch), or records it into the stream's capture. The stream (or the "
+          "graph) holds the arrays until the work is done.")
       .def(
           "prepare_run",
           [](PythonContext &ctx, const PythonCallable &callable, const py::sequence &values) {
@@ -211,9 +236,17 @@ void bind_context(py::module_ &m) {
             });
             return run;
           },
-          py::arg("callable"), py::arg("args"))
-      .def("stats", [](const PythonContext &ctx) { return stats_dict(ctx.stats()); })
-      .def("profile", [](const PythonContext &ctx) { return profile_array(ctx.profile()); });
+          py::arg("callable"), py::arg("args"),
+          "A program-mode Run of `callable` over `args`, prepared (rrt_run_prepare) and not yet "
+          "launched.")
+      .def(
+          "stats", [](const PythonContext &ctx) { return stats_dict(ctx.stats()); },
+          "The context's counters (rrt_context_stats) as a dict; its 'refusals' a dict from "
+          "growth point name to count.")
+      .def(
+          "profile", [](const PythonContext &ctx) { return profile_array(ctx.profile()); },
+          "The task timings of the context's latest completed launch or replay (profiling on), "
+          "as a numpy structured array of start_ns, end_ns, task and worker.");
 }
 
 }  // namespace replayrt::python

@@ -92,7 +92,9 @@ py::list both(const py::array &host, const py::object &device) {
 }  // namespace
 
 void bind_streams(py::module_ &m) {
-  py::class_<PythonRun>(m, "Run")
+  py::class_<PythonRun>(m, "Run",
+                        "A prepared program-mode run (Context.prepare_run): launch, wait, then "
+                        "finalize, or use it in `with`, which finalizes it on leaving.")
       .def(
           "launch",
           [](PythonRun &r, PythonStream *stream) {
@@ -107,30 +109,44 @@ void bind_streams(py::module_ &m) {
             // Captured, the launch reads and writes them at every replay of the graph.
             stream->hold(r.args.keep_alive);
           },
-          py::arg("stream") = py::none())
-      .def("wait",
-           [](PythonRun &r) { r.without_gil([](rrt::Run &run) { live(run, "wait").wait(); }); })
-      .def("profile",
-           [](PythonRun &r) {
-             return profile_array(
-                 r.with_gil([](rrt::Run &run) { return live(run, "profile").profile(); }));
-           })
-      .def("finalize", [](PythonRun &r) { r.without_gil([](rrt::Run &run) { run.finalize(); }); })
+          py::arg("stream") = py::none(),
+          "Queues the run on `stream`, or on its slot's own stream when None (rrt_run_launch).")
+      .def(
+          "wait",
+          [](PythonRun &r) { r.without_gil([](rrt::Run &run) { live(run, "wait").wait(); }); },
+          "Waits for the launched run to complete (rrt_run_wait), without the GIL.")
+      .def(
+          "profile",
+          [](PythonRun &r) {
+            return profile_array(
+                r.with_gil([](rrt::Run &run) { return live(run, "profile").profile(); }));
+          },
+          "The completed run's task timings (profiling on), as Context.profile returns them.")
+      .def(
+          "finalize", [](PythonRun &r) { r.without_gil([](rrt::Run &run) { run.finalize(); }); },
+          "Waits for a launched run and releases its slot (rrt_run_finalize), without the GIL; "
+          "a finalized run's finalize does nothing.")
       .def("__enter__", [](const py::object &self) { return self; })
       .def("__exit__", [](PythonRun &r, const py::args & /*exception*/) {
         r.without_gil([](rrt::Run &run) { run.finalize(); });
         return false;
       });
 
-  py::class_<rrt::Event>(m, "Event")
-      .def("synchronize",
-           [](const rrt::Event &e) {
-             py::gil_scoped_release release;
-             e.synchronize();
-           })
-      .def("query", &rrt::Event::query);
+  py::class_<rrt::Event>(m, "Event", "An event of a context (Context.event).")
+      .def(
+          "synchronize",
+          [](const rrt::Event &e) {
+            py::gil_scoped_release release;
+            e.synchronize();
+          },
+          "Waits, without the GIL, until the work before the event's latest record is done.")
+      .def("query", &rrt::Event::query,
+           "Whether the work before the event's latest record is done, without waiting.");
 
-  py::class_<PythonGraph, std::shared_ptr<PythonGraph>>(m, "Graph")
+  py::class_<PythonGraph, std::shared_ptr<PythonGraph>>(
+      m, "Graph",
+      "The work a capture recorded (`with stream.capture() as graph:`), replayed as often as "
+      "needed at the addresses it captured; it holds every array its work names.")
       .def(
           "replay",
           [](const std::shared_ptr<PythonGraph> &g, PythonStream &stream) {
@@ -144,19 +160,33 @@ void bind_streams(py::module_ &m) {
             self.append(py::cast(g));
             stream.hold(self);
           },
-          py::arg("stream"))
+          py::arg("stream"),
+          "Queues one replay of the captured work on `stream` (rrt_graph_replay). "
+          "StaleAddressError when an address it captured no longer names the same allocation.")
       .def("__bool__", [](const PythonGraph &g) { return static_cast<bool>(g.graph); });
 
   py::class_<CaptureScope>(m, "_CaptureScope")
       .def("__enter__", &CaptureScope::enter)
       .def("__exit__", &CaptureScope::exit);
 
-  py::class_<PythonStream, std::shared_ptr<PythonStream>>(m, "Stream")
-      .def("synchronize", &PythonStream::synchronize)
-      .def("query", [](const PythonStream &s) { return s.stream.query(); })
-      .def("record", [](PythonStream &s, const rrt::Event &e) { s.stream.record(e); })
-      .def("wait", [](PythonStream &s, const rrt::Event &e) { s.stream.wait(e); })
-      .def("capture", [](const std::shared_ptr<PythonStream> &s) { return CaptureScope{s}; })
+  py::class_<PythonStream, std::shared_ptr<PythonStream>>(
+      m, "Stream", "A stream of a context (Context.stream or Context.wrap_stream).")
+      .def("synchronize", &PythonStream::synchronize,
+           "Waits, without the GIL, for the work queued on the stream, and raises the failure "
+           "of any of it; then lets go of the arrays that work held.")
+      .def(
+          "query", [](const PythonStream &s) { return s.stream.query(); },
+          "Whether the work queued on the stream is done, without waiting.")
+      .def(
+          "record", [](PythonStream &s, const rrt::Event &e) { s.stream.record(e); },
+          py::arg("event"), "Records `event` after the work queued so far.")
+      .def(
+          "wait", [](PythonStream &s, const rrt::Event &e) { s.stream.wait(e); }, py::arg("event"),
+          "Orders the stream's later work after `event`'s latest record.")
+      .def(
+          "capture", [](const std::shared_ptr<PythonStream> &s) { return CaptureScope{s}; },
+          "A capture scope: `with stream.capture() as graph:` records the block's work on the "
+          "stream into a new Graph instead of running it.")
       .def_property_readonly(
           "native_handle",
           [](const PythonStream &s) {
@@ -168,25 +198,29 @@ void bind_streams(py::module_ &m) {
       .def(
           "upload",
           [](PythonStream &s, const py::object &destination, const py::object &source) {
-            const auto &device = destination.cast<const DeviceArray &>();
+            const DeviceArray &device = device_array(destination, "an upload's destination");
             const py::array array = host_array(source, false, "an upload's source");
             require_same_dtype(array.dtype(), device.dtype);
             require_same_bytes(array, device);
             s.stream.upload(device.live(), array.data(), device.bytes);
             s.hold(both(array, destination));
           },
-          py::arg("destination"), py::arg("source"))
+          py::arg("destination"), py::arg("source"),
+          "Queues (or captures) a copy of host array `source` into DeviceArray `destination`; "
+          "the same dtype and bytes.")
       .def(
           "download",
           [](PythonStream &s, const py::object &destination, const py::object &source) {
-            const auto &device = source.cast<const DeviceArray &>();
+            const DeviceArray &device = device_array(source, "a download's source");
             const py::array array = host_array(destination, true, "a download's destination");
             require_same_dtype(array.dtype(), device.dtype);
             require_same_bytes(array, device);
             s.stream.download(const_cast<void *>(array.data()), device.live(), device.bytes);
             s.hold(both(array, source));
           },
-          py::arg("destination"), py::arg("source"));
+          py::arg("destination"), py::arg("source"),
+          "Queues (or captures) a copy of DeviceArray `source` into writable host array "
+          "`destination`; the same dtype and bytes.");
 }
 
 }  // namespace replayrt::python

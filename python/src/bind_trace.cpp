@@ -90,7 +90,14 @@ void bind_trace(py::module_ &m) {
           py::arg("name"), py::arg("launches"), py::arg("timings"))
       .def_property_readonly("slice_count", &rrt::Trace::slice_count)
       .def("json", &rrt::Trace::json)
-      .def("write", &rrt::Trace::write, py::arg("path"));
+      .def(
+          "write",
+          [](const rrt::Trace &trace, const py::object &path) {
+            py::module_::import("pathlib").attr("Path")(path).attr("write_text")(
+                trace.json(), py::arg("encoding") = "utf-8");
+          },
+          py::arg("path"),
+          "Writes the trace's JSON to `path` (a str or path-like); OSError when it cannot.");
 }
 
 }  // namespace replayrt::python

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <pybind11/numpy.h>
@@ -55,5 +56,8 @@ struct DeviceArray {
     return *memory;
   }
 };
+
+// `value` as a DeviceArray; TypeError naming `what` and the type otherwise.
+const DeviceArray &device_array(const py::handle &value, const std::string &what);
 
 }  // namespace replayrt::python

@@ -58,6 +58,10 @@ NumpyDtype numpy_dtype_of(rrt_dtype_t dtype) {
   throw py::value_error("replayrt: unknown dtype value " + std::to_string(dtype));
 }
 
+std::string type_name(const py::handle &value) {
+  return py::str(py::type::handle_of(value).attr("__name__"));
+}
+
 std::string dtype_text(const py::dtype &dtype) {
   return py::str(static_cast<const py::object &>(dtype));
 }
@@ -96,6 +100,14 @@ rrt_platform_t platform_from_name(const std::string &name) {
       {"cuda", RRT_PLATFORM_CUDA},
   }};
   return enum_from_name(name, kNames, "a platform");
+}
+
+rrt_bind_strategy_t bind_from_name(const std::string &name) {
+  static constexpr std::array<std::pair<const char *, rrt_bind_strategy_t>, 2> kNames{{
+      {"device", RRT_BIND_DEVICE_BUILD},
+      {"host", RRT_BIND_HOST_BUILD},
+  }};
+  return enum_from_name(name, kNames, "a bind");
 }
 
 const char *platform_name(rrt_platform_t platform) {

@@ -15,6 +15,7 @@ namespace replayrt::python {
 rrt_dtype_t dtype_from_name(const std::string &name);
 rrt_direction_t direction_from_name(const std::string &name);
 rrt_platform_t platform_from_name(const std::string &name);
+rrt_bind_strategy_t bind_from_name(const std::string &name);
 // "sim" or "cuda": the name platform_from_name takes for `platform`.
 const char *platform_name(rrt_platform_t platform);
 rrt_param_space_t space_from_name(const std::string &name);
@@ -29,6 +30,9 @@ struct NumpyDtype {
 
 // ValueError for a value no dtype name stands for.
 NumpyDtype numpy_dtype_of(rrt_dtype_t dtype);
+
+// How messages name the type of `value` ("ndarray", "Tensor", "list").
+std::string type_name(const pybind11::handle &value);
 
 // How messages name a numpy dtype.
 std::string dtype_text(const pybind11::dtype &dtype);

@@ -144,3 +144,78 @@ def test_launch_and_replay_take_their_stream_by_keyword():
     graph.replay(stream=stream)
     stream.synchronize()
     np.testing.assert_array_equal(y.numpy(), np.full(4, 2.0))
+
+
+def test_a_copy_with_its_arguments_swapped_names_the_one_that_must_be_a_device_array():
+    ctx = replayrt.Context()
+    ctx.program_init()
+    device = ctx.empty([4])
+    host = np.zeros(4, dtype=np.float32)
+    stream = ctx.stream()
+    with pytest.raises(TypeError, match="a download's source must be a DeviceArray, not ndarray"):
+        stream.download(device, host)
+    with pytest.raises(TypeError, match="an upload's destination must be a DeviceArray, not ndarray"):
+        stream.upload(host, device)
+    stream.synchronize()
+
+
+def test_an_immediate_upload_takes_what_numpy_converts_and_refuses_none():
+    torch = pytest.importorskip("torch")
+    ctx = replayrt.Context()
+    ctx.program_init()
+    device = ctx.empty([4])
+    device.upload(torch.arange(4, dtype=torch.float32))
+    np.testing.assert_array_equal(device.numpy(), np.arange(4))
+    device.upload(np.arange(8, dtype=np.float32)[::2])  # a copy is fine to read from
+    np.testing.assert_array_equal(device.numpy(), np.arange(0, 8, 2))
+    with pytest.raises(TypeError, match="Python objects"):
+        device.upload(None)
+
+
+def test_numpy_does_not_turn_a_device_array_into_an_object_array():
+    ctx = replayrt.Context()
+    ctx.program_init()
+    device = ctx.empty([3, 2])
+    with pytest.raises(TypeError, match=r"\.numpy\(\) for a copy, numpy\.from_dlpack for a view"):
+        np.asarray(device)
+    assert (len(device), device.itemsize) == (3, 4)
+    with pytest.raises(TypeError, match="unsized"):
+        len(ctx.empty([]))
+
+
+def test_a_host_argument_numpy_cannot_take_in_place_is_refused_saying_why():
+    ctx = replayrt.Context()
+    ctx.program_init()
+    callable_ = ctx.prepare(scale(4, 2.0))
+    out = np.zeros(4, dtype=np.float32)
+    with pytest.raises(TypeError, match="parameter 0: numpy would copy this list, and the results would land"):
+        ctx.run(callable_, [[1.0, 2.0, 3.0, 4.0], out])
+    strided = np.zeros(8, dtype=np.float32)[::2]
+    with pytest.raises(TypeError, match="parameter 1: this ndarray is not C-contiguous"):
+        ctx.run(callable_, [np.ones(4, dtype=np.float32), strided])
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError, match="parameter 0: numpy cannot view this Tensor"):
+        ctx.run(callable_, [torch.ones(4, requires_grad=True), out])
+    np.testing.assert_array_equal(out, np.zeros(4))
+
+
+def test_a_misspelled_bind_is_a_value_error_naming_the_choices():
+    with pytest.raises(ValueError, match="'device', 'host'.*not 'hots'"):
+        replayrt.CallableBuilder("hots")
+    assert replayrt.CallableBuilder("host").task_count == 0
+
+
+def test_every_public_class_and_method_has_a_docstring():
+    undocumented = []
+    classes = ("Context", "Stream", "Event", "Graph", "Run", "DeviceArray", "RegisteredArray",
+               "CallableBuilder", "Callable", "Operand")
+    for class_name in classes:
+        cls = getattr(replayrt, class_name)
+        if not (cls.__doc__ or "").strip():
+            undocumented.append(class_name)
+        for name, member in vars(cls).items():
+            if name.startswith("_") or not callable(member):
+                continue
+            if not (member.__doc__ or "").split("\n", 1)[-1].strip():
+                undocumented.append(f"{class_name}.{name}")
+    assert undocumented == []

@@ -39,7 +39,9 @@ def test_replays_become_named_tasks_inside_launches_inside_each_replay(tmp_path)
             stream.synchronize()
         trace.add_device_work(ctx, f"replay {i}", [callable_])
     path = tmp_path / "axpy.trace.json"
-    trace.write(str(path))
+    trace.write(path)  # a path-like, or a str
+    with pytest.raises(FileNotFoundError):
+        trace.write(tmp_path / "no such directory" / "axpy.trace.json")
 
     events = json.loads(path.read_text())["traceEvents"]
     slices = [e for e in events if e["ph"] == "X"]

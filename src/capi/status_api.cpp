@@ -3,6 +3,7 @@
 #include <replayrt/replayrt.h>
 
 #include "capi/api_guard.h"
+#include "common/raw_enum.h"
 
 extern "C" {
 
@@ -38,7 +39,8 @@ RRT_API const char *rrt_status_name(rrt_status_t status) {
 }
 
 RRT_API const char *rrt_growth_point_name(rrt_growth_point_t point) {
-  switch (point) {
+  // A C caller may pass any int: read it as one (raw_enum), never as the enumeration.
+  switch (replayrt::raw_enum(point)) {
     case RRT_GROWTH_NONE:
       return "RRT_GROWTH_NONE";
     case RRT_GROWTH_ARENA_GM_HEAP:
