@@ -93,13 +93,20 @@ def test_a_run_used_as_a_context_manager_is_finalized_on_leaving_it():
         run.wait()
 
 
-def test_replaying_the_graph_of_a_discarded_capture_says_so():
+def kernel_mode_doubling():
+    """A kernel-mode context with y = 2x over 4 floats prepared, x filled with ones, and a
+    stream."""
     ctx = replayrt.Context()
     step = scale(4, 2.0)
     ctx.kernel_init([step])
     callable_ = ctx.prepare(step)
     x, y = ctx.empty([4]), ctx.empty([4])
-    stream = ctx.stream()
+    x.upload(np.ones(4, dtype=np.float32))
+    return ctx, callable_, x, y, ctx.stream()
+
+
+def test_replaying_the_graph_of_a_discarded_capture_says_so():
+    ctx, callable_, x, y, stream = kernel_mode_doubling()
     with pytest.raises(ZeroDivisionError):
         with stream.capture() as graph:
             ctx.launch(callable_, [x, y], stream)
@@ -132,13 +139,7 @@ def test_a_capture_scope_entered_twice_makes_two_graphs():
 
 
 def test_launch_and_replay_take_their_stream_by_keyword():
-    ctx = replayrt.Context()
-    step = scale(4, 2.0)
-    ctx.kernel_init([step])
-    callable_ = ctx.prepare(step)
-    x, y = ctx.empty([4]), ctx.empty([4])
-    x.upload(np.ones(4, dtype=np.float32))
-    stream = ctx.stream()
+    ctx, callable_, x, y, stream = kernel_mode_doubling()
     with stream.capture() as graph:
         ctx.launch(callable_, [x, y], stream=stream)
     graph.replay(stream=stream)
