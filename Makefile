@@ -2,7 +2,7 @@
 #   make demo       build and run the decode-step demo on the simulator
 #   make llama      build and run the llama-style decoder example (LLAMA_ARGS: its options)
 #   make test       build everything and run the whole test suite (gcc, release), the Python
-#                   package's pytest suite included
+#                   package's pytest suite included; TEST_CONFIGURE: extra configure options
 #   make python     build the Python package into build/default/python (PYTHONPATH=that)
 #   make asan       the test suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang)
 #   make tsan       the test suite under ThreadSanitizer (clang)
@@ -39,7 +39,7 @@ llama: deps
 	@build/default/examples/llama-decoder $(LLAMA_ARGS)
 
 test: deps
-	@cmake --preset default >/dev/null
+	@cmake --preset default $(TEST_CONFIGURE) >/dev/null
 	@cmake --build --preset default
 	@ctest --preset default
 
