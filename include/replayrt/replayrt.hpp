@@ -33,10 +33,12 @@
 #define REPLAYRT_REPLAYRT_HPP_
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -112,19 +114,29 @@ inline Error invalid_argument(const std::string &message) {
   return {detail, message};
 }
 
+/* A number no earlier context of this program had: 1, 2, ... */
+inline std::uint64_t next_context_serial() noexcept {
+  static std::atomic<std::uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 /* The state every owner made from one context shares; the last one destroys the context. */
 class ContextState {
  public:
-  explicit ContextState(rrt_context_t handle) noexcept : handle_(handle) {}
+  explicit ContextState(rrt_context_t handle) noexcept
+      : handle_(handle), serial_(next_context_serial()) {}
   ~ContextState() { (void)rrt_context_destroy(handle_); }
   ContextState(const ContextState &) = delete;
   ContextState &operator=(const ContextState &) = delete;
   ContextState(ContextState &&) = delete;
   ContextState &operator=(ContextState &&) = delete;
   rrt_context_t handle() const noexcept { return handle_; }
+  /* Which context this is, unlike its handle never reused within the program. */
+  std::uint64_t serial() const noexcept { return serial_; }
 
  private:
   rrt_context_t handle_;
+  std::uint64_t serial_;
 };
 
 /* The context handle of an owner's state; null for an empty owner (none), which the C ABI
@@ -748,9 +760,16 @@ class CallableBuilder {
     return intermediate(std::move(name), dtype, Shape(shape));
   }
   /* A scalar whose value each run or launch passes (Args::scalar), in declaration order. */
-  Operand scalar(std::string name) {
-    return add_named(std::move(name), RRT_OPERAND_SCALAR,
-                     [&] { return static_cast<std::size_t>(num_scalars_++); });
+  Operand scalar(std::string name) { return add_scalar(std::move(name), std::nullopt); }
+  /* The same, declared to hold a value of `dtype`: RRT_DTYPE_F32 (Args::scalar_f32), _I32 or
+     _I64 (Args::scalar, two's complement); another dtype throws rrt::Error
+     (RRT_ERR_INVALID_ARGUMENT) and declares nothing. The C ABI's scalars are 64 bits without a
+     dtype: the dtype tells a wrapper such as the Python package how to convert an argument
+     (scalar_dtypes). */
+  Operand scalar(std::string name, rrt_dtype_t dtype) {
+    require(dtype == RRT_DTYPE_F32 || dtype == RRT_DTYPE_I32 || dtype == RRT_DTYPE_I64,
+            "a scalar's dtype must be F32, I32 or I64");
+    return add_scalar(std::move(name), dtype);
   }
   /* `shape` elements of `base` (a parameter or intermediate), `offset` elements in. */
   Operand view(std::string name, const Operand &base, const Shape &shape, std::uint64_t offset) {
@@ -815,6 +834,10 @@ class CallableBuilder {
   }
   /* The dtype of each parameter, in declaration order. */
   std::vector<rrt_dtype_t> param_dtypes() const { return each_param(&rrt_tensor_desc_t::dtype); }
+  /* The declared dtype of each scalar, in declaration order (none for an untyped scalar). */
+  const std::vector<std::optional<rrt_dtype_t>> &scalar_dtypes() const noexcept {
+    return scalar_dtypes_;
+  }
   /* The kernel name of each task, in program order. */
   std::vector<std::string> task_kernels() const {
     std::vector<std::string> kernels;
@@ -888,6 +911,13 @@ class CallableBuilder {
     names_.push_back({std::move(name), operand});
     return operand;
   }
+  Operand add_scalar(std::string name, std::optional<rrt_dtype_t> dtype) {
+    scalar_dtypes_.reserve(scalar_dtypes_.size() + 1);
+    return add_named(std::move(name), RRT_OPERAND_SCALAR, [&] {
+      scalar_dtypes_.push_back(dtype);
+      return static_cast<std::size_t>(num_scalars_++);
+    });
+  }
   Operand add_view(std::string name, const Operand &base, const Shape &shape, std::uint64_t offset,
                    std::int32_t offset_value, std::uint64_t stride, std::uint64_t max) {
     require(is_tensor_base(base), "a view's base must be a parameter or intermediate");
@@ -911,6 +941,7 @@ class CallableBuilder {
   std::vector<rrt_view_desc_t> views_;
   std::vector<rrt_device_value_desc_t> device_values_;
   std::uint32_t num_scalars_ = 0;
+  std::vector<std::optional<rrt_dtype_t>> scalar_dtypes_;  // one per scalar
   std::vector<Task> tasks_;
   std::vector<Named> names_;
   std::vector<rrt_task_desc_t> raw_tasks_;
@@ -929,9 +960,13 @@ struct ContextOptions {
   std::uint32_t wait_spin_us = 0;
 };
 
-/* A callable prepared in a context (rrt_callable_prepare's id). */
+/* A callable prepared in a context (rrt_callable_prepare's id), and which context that was
+   (ContextState::serial). Ids are per context: Context's launch, run and prepare_run throw
+   rrt::Error (RRT_ERR_INVALID_ARGUMENT) for another context's, and call nothing. An id made
+   from a raw C ABI id (`CallableId{id}`, context 0) is passed on unchecked. */
 struct CallableId {
   std::int32_t value = -1;
+  std::uint64_t context = 0;
 };
 
 class Context {
@@ -993,6 +1028,7 @@ class Context {
   CallableId prepare(CallableBuilder &callable) {
     CallableId id;
     detail::check(rrt_callable_prepare(handle(), &callable.desc(*this), &id.value));
+    id.context = state_->serial();
     return id;
   }
 
@@ -1031,16 +1067,17 @@ class Context {
 
   /* Kernel mode: one launch on `stream` (rrt_kernel_launch). */
   void launch(CallableId callable, Args &args, const Stream &stream) {
-    detail::check(rrt_kernel_launch(handle(), callable.value, args.raw(), stream.handle()));
+    detail::check(
+        rrt_kernel_launch(handle(), own(callable, "launch"), args.raw(), stream.handle()));
   }
   /* Program mode: prepare, launch, wait and finalize (rrt_run). */
   void run(CallableId callable, Args &args) {
-    detail::check(rrt_run(handle(), callable.value, args.raw()));
+    detail::check(rrt_run(handle(), own(callable, "run"), args.raw()));
   }
   /* Program mode: a prepared run; `args` must outlive it. */
   Run prepare_run(CallableId callable, Args &args) {
     rrt_run_t run = nullptr;
-    detail::check(rrt_run_prepare(handle(), callable.value, args.raw(), &run));
+    detail::check(rrt_run_prepare(handle(), own(callable, "prepare_run"), args.raw(), &run));
     return {state_, run};
   }
 
@@ -1062,6 +1099,17 @@ class Context {
   rrt_context_t handle() const noexcept { return detail::handle_of(state_); }
 
  private:
+  /* `callable`'s id, which must be this context's (or unchecked): rrt::Error otherwise. A
+     moved-from context's call is left to the C ABI to refuse. */
+  std::int32_t own(const CallableId &callable, const char *call) const {
+    if (callable.context != 0 && state_ != nullptr && callable.context != state_->serial()) {
+      throw detail::invalid_argument(std::string("Context::") + call +
+                                     ": the callable was prepared by another context (callable "
+                                     "ids are per context)");
+    }
+    return callable.value;
+  }
+
   std::shared_ptr<detail::ContextState> state_;
 };
 

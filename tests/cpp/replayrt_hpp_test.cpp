@@ -2,6 +2,8 @@
 // errors, the callable builder, runs, launches and the capture scope.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -356,11 +358,15 @@ TEST(CppApiTest, ARefusedDeclarationLeavesTheBuilderAsItWas) {
   (void)b.view("w", x, {2}, 0);
   EXPECT_THROW(b.param("x", RRT_DTYPE_F32, {4}, RRT_DIR_IN), rrt::Error);
   EXPECT_THROW(b.scalar("s"), rrt::Error);
+  EXPECT_THROW(b.scalar("s", RRT_DTYPE_F32), rrt::Error);
+  EXPECT_THROW(b.scalar("half", RRT_DTYPE_F16), rrt::Error);
   EXPECT_THROW(b.intermediate("x", RRT_DTYPE_F32, {4}), rrt::Error);
   EXPECT_THROW(b.device_value("s", x, 1), rrt::Error);
   EXPECT_THROW(b.view("t", x, {2}, 2), rrt::Error);
   EXPECT_EQ(b.param("y", RRT_DTYPE_F32, {4}, RRT_DIR_OUT).raw().index, x.raw().index + 1);
-  EXPECT_EQ(b.scalar("s2").raw().index, s.raw().index + 1);
+  EXPECT_EQ(b.scalar("s2", RRT_DTYPE_I64).raw().index, s.raw().index + 1);
+  EXPECT_EQ(b.scalar_dtypes(),
+            (std::vector<std::optional<rrt_dtype_t>>{std::nullopt, RRT_DTYPE_I64}));
   EXPECT_EQ(b.intermediate("t2", RRT_DTYPE_F32, {4}).raw().index, 1u);
   EXPECT_EQ(b.device_value("v2", x, 1).raw().index, 1u);
   EXPECT_EQ(b.view("w2", x, {2}, 2).raw().index, 1u);
@@ -412,6 +418,43 @@ TEST(CppApiTest, FittingANullCallableThrowsInsteadOfDereferencingIt) {
     EXPECT_STREQ(error.what(), "Context::fit_kernel_config: callables[1] is null");
   }
   ctx.kernel_init(ctx.fit_kernel_config({&callable}));
+}
+
+// Callable ids are per context: the same id names another callable, or none, in another one.
+TEST(CppApiTest, ACallableAnotherContextPreparedIsRefusedAndNothingRuns) {
+  rrt::Context first;
+  rrt::Context second;
+  first.program_init();
+  second.program_init();
+  rrt::CallableBuilder times_three = axpy(2.0F);
+  rrt::CallableBuilder times_four = axpy(3.0F);
+  (void)first.prepare(times_three);
+  const rrt::CallableId foreign = second.prepare(times_four);  // the same id, in `second`
+  std::vector<float> x = ramp(kN, 1.0F);
+  std::vector<float> y(kN, 0.0F);
+  rrt::Args args;
+  args.host(x).host(y);
+  rrt::Stream stream = first.stream();
+  const std::vector<std::pair<const char *, std::function<void()>>> calls = {
+      {"Context::run", [&] { first.run(foreign, args); }},
+      {"Context::launch", [&] { first.launch(foreign, args, stream); }},
+      {"Context::prepare_run", [&] { (void)first.prepare_run(foreign, args); }},
+  };
+  for (const auto &[name, call] : calls) {
+    try {
+      call();
+      ADD_FAILURE() << name << " took another context's callable";
+    } catch (const rrt::Error &error) {
+      EXPECT_EQ(error.code(), RRT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(std::string(error.what()), std::string(name) +
+                                               ": the callable was prepared by another context "
+                                               "(callable ids are per context)");
+    }
+  }
+  stream.synchronize();
+  EXPECT_EQ(y, std::vector<float>(kN, 0.0F));
+  second.run(foreign, args);
+  expect_axpy(x, y, 3.0F);
 }
 
 TEST(CppApiTest, AFinalizedRunRefusesEveryCallSayingItWasFinalized) {
