@@ -1,9 +1,11 @@
 #include "arguments.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "device_array.h"
+#include "dlpack_interop.h"
 #include "names.h"
 
 namespace replayrt::python {
@@ -16,6 +18,19 @@ py::array host_array(const py::handle &value, bool written, const std::string &w
   const char *const expected =
       " (a DeviceArray, or a C-contiguous array or an object numpy views without a copy, such "
       "as a CPU torch tensor)";
+  if (!array && py::hasattr(value, "__dlpack__")) {
+    try {
+      array = dlpack_host_view(value, what);
+    } catch (py::error_already_set &error) {
+      if (!error.matches(PyExc_Exception)) {
+        throw;
+      }
+      const std::string reason =
+          type_name(error.value()) + ": " + py::str(error.value()).cast<std::string>();
+      throw py::type_error("replayrt: " + what + ": numpy cannot view this " + type +
+                           ", and its __dlpack__ failed (" + reason + ")" + expected);
+    }
+  }
   if (!array) {
     throw py::type_error("replayrt: " + what + ": numpy cannot view this " + type + expected);
   }
@@ -51,28 +66,84 @@ void require_param_dtype(const PythonCallable &callable, std::size_t param,
   }
 }
 
-// An int scalar's 64 bits: a value in [0, 2**64) as itself, a negative one in [-2**63, 0) as
-// its two's complement. OverflowError for any other int. `scalar` counts the scalars before it.
-std::uint64_t int_scalar(const py::handle &value, std::size_t scalar) {
+// What a scalar argument is: an integer (a Python int or bool, a numpy integer) or a floating
+// point number (a Python float, a numpy floating scalar). Anything else is not a scalar.
+enum class ScalarKind { kNotScalar, kInteger, kFloat };
+
+ScalarKind scalar_kind(const py::handle &value) {
+  if (py::isinstance<py::int_>(value)) {
+    return ScalarKind::kInteger;
+  }
+  if (py::isinstance<py::float_>(value)) {
+    return ScalarKind::kFloat;
+  }
+  if (py::isinstance<py::array>(value)) {
+    return ScalarKind::kNotScalar;
+  }
+  const py::module_ numpy = py::module_::import("numpy");
+  if (py::isinstance(value, numpy.attr("integer"))) {
+    return ScalarKind::kInteger;
+  }
+  if (py::isinstance(value, numpy.attr("floating"))) {
+    return ScalarKind::kFloat;
+  }
+  return ScalarKind::kNotScalar;
+}
+
+[[noreturn]] void throw_overflow(const std::string &message) {
+  PyErr_SetString(PyExc_OverflowError, message.c_str());
+  throw py::error_already_set();
+}
+
+// An integer argument's 64 bits for scalar number `scalar`. Untyped, a value in [0, 2**64) is
+// itself and one in [-2**63, 0) its two's complement; declared int64 or int32, the value must
+// lie in that dtype's range and is sign-extended. OverflowError otherwise.
+std::uint64_t integer_scalar(const py::handle &value, std::size_t scalar,
+                             std::optional<rrt_dtype_t> dtype) {
+  const auto integer = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+  if (!integer) {
+    throw py::error_already_set();
+  }
+  const std::string name = "replayrt: scalar " + std::to_string(scalar);
   int overflow = 0;
-  const long long as_signed = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  const long long as_signed = PyLong_AsLongLongAndOverflow(integer.ptr(), &overflow);
+  if (overflow == 0 && as_signed == -1 && PyErr_Occurred() != nullptr) {
+    throw py::error_already_set();
+  }
+  if (dtype == RRT_DTYPE_I32 && (overflow != 0 || as_signed < INT32_MIN || as_signed > INT32_MAX)) {
+    throw_overflow(name + " is int32: " + py::repr(integer).cast<std::string>() +
+                   " lies outside [-2**31, 2**31)");
+  }
+  if (dtype == RRT_DTYPE_I64 && overflow != 0) {
+    throw_overflow(name + " is int64: " + py::repr(integer).cast<std::string>() +
+                   " lies outside [-2**63, 2**63)");
+  }
   if (overflow == 0) {
-    if (as_signed == -1 && PyErr_Occurred() != nullptr) {
-      throw py::error_already_set();
-    }
     return static_cast<std::uint64_t>(as_signed);
   }
   if (overflow > 0) {
-    const unsigned long long as_unsigned = PyLong_AsUnsignedLongLong(value.ptr());
+    const unsigned long long as_unsigned = PyLong_AsUnsignedLongLong(integer.ptr());
     if (PyErr_Occurred() == nullptr) {
       return as_unsigned;
     }
     PyErr_Clear();
   }
-  const std::string message = "replayrt: scalar " + std::to_string(scalar) +
-                              " does not fit 64 bits: an int scalar lies in [-2**63, 2**64)";
-  PyErr_SetString(PyExc_OverflowError, message.c_str());
-  throw py::error_already_set();
+  throw_overflow(name + " does not fit 64 bits: an int scalar lies in [-2**63, 2**64)");
+}
+
+// A scalar argument's 64 bits for scalar number `scalar` of declared dtype `dtype` (none: the
+// argument's own kind decides). TypeError for a float passed for an integer dtype.
+std::uint64_t scalar_bits(const py::handle &value, ScalarKind kind, std::size_t scalar,
+                          std::optional<rrt_dtype_t> dtype) {
+  if (dtype == RRT_DTYPE_F32 || (!dtype && kind == ScalarKind::kFloat)) {
+    return rrt_scalar_from_f32(static_cast<float>(value.cast<double>()));
+  }
+  if (kind == ScalarKind::kFloat) {
+    throw py::type_error("replayrt: scalar " + std::to_string(scalar) + " is " +
+                         numpy_dtype_of(*dtype).described + "; pass an int, not " +
+                         py::repr(value).cast<std::string>());
+  }
+  return integer_scalar(value, scalar, dtype);
 }
 
 }  // namespace
@@ -88,10 +159,10 @@ PythonArgs convert_args(const PythonCallable &callable, const py::sequence &valu
       out.args.device(array.live());
       out.keep_alive.append(value);
       ++param;
-    } else if (py::isinstance<py::int_>(value)) {
-      out.args.scalar(int_scalar(value, scalar++));
-    } else if (py::isinstance<py::float_>(value)) {
-      out.args.scalar_f32(value.cast<float>());
+    } else if (const ScalarKind kind = scalar_kind(value); kind != ScalarKind::kNotScalar) {
+      const std::optional<rrt_dtype_t> dtype =
+          scalar < callable.scalar_dtypes.size() ? callable.scalar_dtypes[scalar] : std::nullopt;
+      out.args.scalar(scalar_bits(value, kind, scalar, dtype));
       ++scalar;
     } else {
       const bool read_only =

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,8 +23,9 @@ struct PythonCallable {
   rrt::CallableId id;
   std::uint64_t context_serial = 0;
   std::size_t task_count = 0;
-  std::vector<rrt_direction_t> directions;  // per parameter
-  std::vector<rrt_dtype_t> dtypes;          // per parameter
+  std::vector<rrt_direction_t> directions;                // per parameter
+  std::vector<rrt_dtype_t> dtypes;                        // per parameter
+  std::vector<std::optional<rrt_dtype_t>> scalar_dtypes;  // per scalar; none: untyped
 };
 
 // The arguments of one run or launch, and the Python objects whose memory they name.
@@ -32,16 +34,20 @@ struct PythonArgs {
   py::list keep_alive;
 };
 
-// `value` as a HOST tensor, read (and, when `written`, written) in place: an array, or an
-// object numpy views without a copy (a CPU torch tensor), C-contiguous, and writable when
-// written. An object numpy could only copy (a list) would leave the results in the copy, so it
+// `value` as a HOST tensor, read (and, when `written`, written) in place: an array, an
+// object numpy views without a copy (a CPU torch tensor), or a DLPack producer of host memory
+// numpy cannot view (a bfloat16 torch tensor, viewed as uint16: dlpack_host_view),
+// C-contiguous, and writable when written. An object numpy could only copy (a list) would leave the results in the copy, so it
 // is refused. `what` names the argument in the TypeError, which says which of these failed.
 py::array host_array(const py::handle &value, bool written, const std::string &what);
 
-// Each argument in order: a DeviceArray is a DEVICE tensor, an int a 64-bit scalar (a negative
-// one in two's complement; OverflowError outside [-2**63, 2**64)), a float a float32 scalar,
-// anything else a HOST tensor (host_array). An array's dtype must be its parameter's
-// (TypeError otherwise); keep_alive holds every array and DeviceArray the arguments name.
+// Each argument in order: a DeviceArray is a DEVICE tensor; an int, a float or a numpy scalar
+// is the next scalar; anything else is a HOST tensor (host_array). A scalar declared float32 is
+// converted to float32, one declared int32 or int64 must be an integer in that range
+// (OverflowError; a float is a TypeError) and is sign-extended; an untyped scalar passes an
+// integer as 64 bits (a negative one in two's complement; OverflowError outside
+// [-2**63, 2**64)) and a float as float32. An array's dtype must be its parameter's (TypeError
+// otherwise); keep_alive holds every array and DeviceArray the arguments name.
 PythonArgs convert_args(const PythonCallable &callable, const py::sequence &values);
 
 }  // namespace replayrt::python

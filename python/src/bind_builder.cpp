@@ -53,8 +53,19 @@ void bind_builder(py::module_ &m) {
           py::arg("name"), py::arg("shape"), py::arg("dtype") = "float32",
           "Declares an intermediate tensor, device memory the callable's plan holds between "
           "tasks. Returns its Operand.")
-      .def("scalar", &rrt::CallableBuilder::scalar, py::arg("name"),
-           "Declares the next per-run scalar (an int or float argument). Returns its Operand.")
+      .def(
+          "scalar",
+          [](rrt::CallableBuilder &b, std::string name, const std::optional<std::string> &dtype) {
+            if (dtype) {
+              return b.scalar(std::move(name), scalar_dtype_from_name(*dtype));
+            }
+            return b.scalar(std::move(name));
+          },
+          py::arg("name"), py::arg("dtype") = py::none(),
+          "Declares the next per-run scalar. With `dtype` 'float32', each argument for it (an "
+          "int, a float or a numpy scalar) is converted to float32; with 'int32' or 'int64' it "
+          "must be an integer in that dtype's range (a float is a TypeError). Without a dtype, "
+          "an int is passed as 64 bits and a float as float32. Returns its Operand.")
       .def(
           "view",
           [](rrt::CallableBuilder &b, std::string name, const rrt::Operand &base,

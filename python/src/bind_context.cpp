@@ -46,6 +46,11 @@ std::size_t shape_bytes(const std::vector<std::int64_t> &shape, const py::dtype 
         "replayrt: the shape is too large: its elements or bytes do not fit "
         "64 bits");
   }
+  if (elements == 0) {
+    throw py::value_error(
+        "replayrt: the shape holds no elements: a DeviceArray holds at least one (a device "
+        "allocation is never empty)");
+  }
   return static_cast<std::size_t>(elements * itemsize);
 }
 
@@ -134,8 +139,9 @@ void bind_context(py::module_ &m) {
       .def(
           "prepare",
           [](PythonContext &ctx, rrt::CallableBuilder &callable) {
-            return PythonCallable{ctx.prepare(callable), ctx.serial, callable.task_count(),
-                                  callable.param_directions(), callable.param_dtypes()};
+            return PythonCallable{ctx.prepare(callable),   ctx.serial,
+                                  callable.task_count(),   callable.param_directions(),
+                                  callable.param_dtypes(), callable.scalar_dtypes()};
           },
           py::arg("callable"),
           "Prepares a CallableBuilder (rrt_callable_prepare): a Callable that this context's "
@@ -157,7 +163,8 @@ void bind_context(py::module_ &m) {
             return array;
           },
           py::arg("shape"), py::arg("dtype") = "float32",
-          "A new DeviceArray of `shape` and `dtype` (rrt_device_alloc), uninitialized.")
+          "A new DeviceArray of `shape` and `dtype` (rrt_device_alloc), uninitialized. A shape "
+          "without elements or too large to count in 64 bits is a ValueError.")
       .def("register", &register_foreign, py::arg("source"),
            "Admits a DLPack producer's device memory (an object with __dlpack__, such as a "
            "torch CUDA tensor of this context's device) as DEVICE tensor memory: a "

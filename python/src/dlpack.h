@@ -38,4 +38,5 @@ inline constexpr std::int32_t kDLCUDA = 2;
 inline constexpr std::uint8_t kDLInt = 0;
 inline constexpr std::uint8_t kDLUInt = 1;
 inline constexpr std::uint8_t kDLFloat = 2;
+inline constexpr std::uint8_t kDLBfloat = 4;
 inline constexpr std::uint8_t kDLBool = 6;

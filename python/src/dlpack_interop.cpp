@@ -8,6 +8,8 @@
 
 #include <pybind11/numpy.h>
 
+#include "names.h"
+
 namespace replayrt::python {
 
 namespace py = pybind11;
@@ -81,7 +83,7 @@ py::capsule dlpack_capsule(const DeviceArray &array) {
 }
 
 // The numpy dtype of a DLPack element type: signed and unsigned integers, floats and bools of
-// one lane.
+// one lane, and bfloat16 as uint16 (its bits: numpy has no bfloat16). TypeError otherwise.
 py::dtype dtype_from_dlpack(const DLDataType &type) {
   std::string name;
   bool known = type.lanes == 1;
@@ -95,6 +97,10 @@ py::dtype dtype_from_dlpack(const DLDataType &type) {
       name = "float";
       known = known && (type.bits == 16 || type.bits == 32 || type.bits == 64);
       break;
+    case kDLBfloat:
+      name = "uint";
+      known = known && type.bits == 16;
+      break;
     case kDLBool:
       name = "bool";
       known = known && type.bits == 8;
@@ -104,12 +110,33 @@ py::dtype dtype_from_dlpack(const DLDataType &type) {
   }
   if (!known) {
     throw py::type_error(
-        "replayrt: register takes tensors of integers, floats or bools of one "
-        "lane, not DLPack type code " +
+        "replayrt: DLPack tensors of integers, floats, bfloat16 or bools of one lane are "
+        "taken, not DLPack type code " +
         std::to_string(type.code) + " of " + std::to_string(type.bits) + " bits and " +
         std::to_string(type.lanes) + " lanes");
   }
   return py::dtype(type.code == kDLBool ? name : name + std::to_string(type.bits));
+}
+
+// The DLPack tensor of `source`'s __dlpack__() (called with no arguments), taken from its
+// capsule: the capsule is renamed "used_dltensor" and the tensor is the caller's to hand back.
+// TypeError naming `use` for an object without __dlpack__ or a capsule already used.
+TakenDlpackTensor take_dlpack(const py::handle &source, const std::string &use) {
+  if (!py::hasattr(source, "__dlpack__")) {
+    throw py::type_error("replayrt: " + use + " takes a DLPack producer (an object with " +
+                         "__dlpack__), not " + type_name(source));
+  }
+  const py::object capsule = source.attr("__dlpack__")();
+  if (PyCapsule_IsValid(capsule.ptr(), "dltensor") == 0) {
+    throw py::type_error("replayrt: " + use +
+                         " needs __dlpack__() to return an unused DLPack capsule (named "
+                         "'dltensor')");
+  }
+  auto *managed = static_cast<DLManagedTensor *>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
+  if (PyCapsule_SetName(capsule.ptr(), "used_dltensor") != 0) {
+    throw py::error_already_set();
+  }
+  return TakenDlpackTensor(managed);
 }
 
 // The bytes of a C-contiguous DLPack tensor (compact row-major: no strides, or the strides of
@@ -165,33 +192,51 @@ void ForeignMemory::close() {
   ending.unregister();
 }
 
-RegisteredArray register_foreign(PythonContext &ctx, const py::object &source) {
-  std::string what = py::str(py::type::handle_of(source).attr("__name__"));
-  if (!py::hasattr(source, "__dlpack__")) {
-    throw py::type_error(
-        "replayrt: register takes a DLPack producer (an object with __dlpack__, "
-        "such as a CUDA tensor of torch or CuPy), not " +
-        what);
+py::array dlpack_host_view(const py::handle &source, const std::string &what) {
+  if (py::hasattr(source, "__dlpack_device__")) {
+    const auto device = source.attr("__dlpack_device__")().cast<std::pair<int, int>>();
+    if (device.first != kDLCPU) {
+      throw py::type_error("replayrt: " + what + ": this " + type_name(source) +
+                           " is on DLPack device (" + std::to_string(device.first) + ", " +
+                           std::to_string(device.second) +
+                           "), not in host memory; a DEVICE tensor is a DeviceArray "
+                           "(Context.register admits CUDA memory)");
+    }
   }
+  TakenDlpackTensor taken = take_dlpack(source, what);
+  const DLTensor &tensor = taken->dl_tensor;
+  if (tensor.device.device_type != kDLCPU) {
+    throw py::type_error("replayrt: " + what + ": the DLPack tensor is not in host memory");
+  }
+  const py::dtype dtype = dtype_from_dlpack(tensor.dtype);
+  const auto itemsize = static_cast<std::int64_t>(dtype.itemsize());
+  std::vector<py::ssize_t> shape(tensor.shape, tensor.shape + tensor.ndim);
+  std::vector<py::ssize_t> strides(shape.size());
+  std::int64_t compact_stride = 1;
+  for (std::int32_t dim = tensor.ndim - 1; dim >= 0; --dim) {
+    const std::int64_t stride = tensor.strides != nullptr ? tensor.strides[dim] : compact_stride;
+    strides[static_cast<std::size_t>(dim)] = stride * itemsize;
+    compact_stride *= tensor.shape[dim];
+  }
+  void *data = static_cast<std::byte *>(tensor.data) + tensor.byte_offset;
+  // The view's base owns the tensor, and through it the producer's memory.
+  const py::capsule owner(taken.get(), [](void *managed) {
+    DlpackTensorDeleter()(static_cast<DLManagedTensor *>(managed));
+  });
+  static_cast<void>(taken.release());
+  return {dtype, std::move(shape), std::move(strides), data, owner};
+}
+
+RegisteredArray register_foreign(PythonContext &ctx, const py::object &source) {
+  std::string what = type_name(source);
   if (py::hasattr(source, "__dlpack_device__")) {
     what += " on DLPack device " + std::string(py::str(source.attr("__dlpack_device__")()));
   }
-  const py::object capsule = source.attr("__dlpack__")();
-  if (PyCapsule_IsValid(capsule.ptr(), "dltensor") == 0) {
-    throw py::type_error(
-        "replayrt: register needs __dlpack__() to return an unused DLPack "
-        "capsule (named 'dltensor')");
-  }
-  auto *managed = static_cast<DLManagedTensor *>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
   auto foreign = std::make_shared<ForeignMemory>();
-  // The tensor is this module's from here: the capsule no longer deletes it.
-  if (PyCapsule_SetName(capsule.ptr(), "used_dltensor") != 0) {
-    throw py::error_already_set();
-  }
-  foreign->tensor.reset(managed);
+  foreign->tensor = take_dlpack(source, "register");
   foreign->producer = source;
 
-  const DLTensor &tensor = managed->dl_tensor;
+  const DLTensor &tensor = foreign->tensor->dl_tensor;
   RegisteredArray array;
   array.dtype = dtype_from_dlpack(tensor.dtype);
   array.shape.assign(tensor.shape, tensor.shape + tensor.ndim);

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <replayrt/replayrt.hpp>
@@ -77,10 +79,17 @@ py::capsule dlpack_export(const DeviceArray &array, const py::object &stream,
                           const py::object &max_version, const py::object &dl_device,
                           const py::object &copy);
 
-// Context.register: `source`'s memory, taken through DLPack, admitted as DEVICE tensor memory.
-// TypeError for an object that is no DLPack producer, a capsule already used, an element type
-// DLPack export cannot name or a tensor that is not C-contiguous; the context's refusal (an
-// rrt::Error) otherwise, its message naming the source.
+// Context.register: `source`'s memory, taken through DLPack, admitted as DEVICE tensor memory
+// (a bfloat16 tensor as uint16, its bits). TypeError for an object that is no DLPack producer,
+// a capsule already used, an element type numpy cannot hold or a tensor that is not
+// C-contiguous; the context's refusal (an rrt::Error) otherwise, its message naming the source.
 RegisteredArray register_foreign(PythonContext &ctx, const py::object &source);
+
+// A DLPack producer's host memory as a numpy array viewing it, for the element types numpy
+// cannot take from the producer itself: a bfloat16 tensor (a torch one) is viewed as uint16, its
+// bits. The array's base holds the DLPack tensor, and through it the producer's memory. `what`
+// names the argument in the TypeError for memory on another device, an object without
+// __dlpack__ or an element type numpy cannot hold.
+py::array dlpack_host_view(const py::handle &source, const std::string &what);
 
 }  // namespace replayrt::python

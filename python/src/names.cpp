@@ -41,6 +41,15 @@ rrt_dtype_t dtype_from_name(const std::string &name) {
   return enum_from_name(name, kNames, "a dtype");
 }
 
+rrt_dtype_t scalar_dtype_from_name(const std::string &name) {
+  static constexpr std::array<std::pair<const char *, rrt_dtype_t>, 3> kNames{{
+      {"float32", RRT_DTYPE_F32},
+      {"int32", RRT_DTYPE_I32},
+      {"int64", RRT_DTYPE_I64},
+  }};
+  return enum_from_name(name, kNames, "a scalar's dtype");
+}
+
 NumpyDtype numpy_dtype_of(rrt_dtype_t dtype) {
   static constexpr std::array<NumpyDtype, 6> kDtypes{{
       {RRT_DTYPE_F32, "float32", "float32"},

@@ -13,6 +13,8 @@
 namespace replayrt::python {
 
 rrt_dtype_t dtype_from_name(const std::string &name);
+// A scalar's dtype: 'float32', 'int32' or 'int64'.
+rrt_dtype_t scalar_dtype_from_name(const std::string &name);
 rrt_direction_t direction_from_name(const std::string &name);
 rrt_platform_t platform_from_name(const std::string &name);
 rrt_bind_strategy_t bind_from_name(const std::string &name);

@@ -128,6 +128,26 @@ def test_a_run_writes_a_cpu_torch_tensor_in_place_and_refuses_a_list():
         ctx.run(callable_, [x, [0.0, 0.0, 0.0, 0.0]])
 
 
+def test_a_bfloat16_torch_tensor_is_a_host_tensor_through_dlpack_without_a_copy():
+    ctx = replayrt.Context()
+    ctx.program_init()
+    b = replayrt.CallableBuilder()
+    imm = replayrt.Operand.immediate
+    table = b.param("table", [3, 2], dtype="bfloat16")
+    ids = b.param("ids", [2], dtype="int32")
+    out = b.param("out", [2, 2], direction="out")
+    b.task("embedding", [table, ids, out, imm(3), imm(2), imm(2), imm(2)])  # 2: RRT_DTYPE_BF16
+    callable_ = ctx.prepare(b)
+    weights = torch.tensor([[1.5, -2.0], [0.25, 3.0], [-1.0, 8.0]], dtype=torch.bfloat16)
+    rows = torch.zeros(2, 2)
+    ctx.run(callable_, [weights, torch.tensor([2, 0], dtype=torch.int32), rows])
+    assert torch.equal(rows, weights.float()[[2, 0]])
+    with pytest.raises(TypeError, match="is bfloat16"):  # its parameter's dtype is still checked
+        ctx.run(callable_, [weights.float(), torch.tensor([2, 0], dtype=torch.int32), rows])
+    with pytest.raises(TypeError, match="not C-contiguous"):
+        ctx.run(callable_, [weights.t(), torch.tensor([2, 0], dtype=torch.int32), rows])
+
+
 def test_a_simulator_array_is_cpu_memory_to_dlpack_whatever_the_contexts_device_id():
     ctx = replayrt.Context("sim", device=3)
     assert (ctx.platform, ctx.device) == ("sim", 3)

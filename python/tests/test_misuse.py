@@ -27,6 +27,15 @@ def test_an_empty_array_whose_byte_count_does_not_fit_is_a_value_error():
     assert ctx.stats()["device_alloc_calls"] == 0
 
 
+def test_an_empty_array_of_no_elements_is_a_value_error():
+    ctx = replayrt.Context()
+    ctx.program_init()
+    for shape in ([0], [0, 4], [4, 0, 2]):
+        with pytest.raises(ValueError, match="holds no elements"):
+            ctx.empty(shape, "float32")
+    assert ctx.stats()["device_alloc_calls"] == 0
+
+
 def test_a_callable_another_context_prepared_is_refused_and_nothing_runs():
     double_ctx, triple_ctx = replayrt.Context(), replayrt.Context()
     double_ctx.program_init()
