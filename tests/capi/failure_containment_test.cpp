@@ -19,14 +19,14 @@ namespace {
 
 using replayrt::testing::run_args;
 
-constexpr std::uint64_t kFloats = 16;
-constexpr std::uint64_t kBytes = kFloats * 4;
+constexpr std::uint64_t kContainmentFloats = 16;
+constexpr std::uint64_t kContainmentBytes = kContainmentFloats * 4;
 // How long a call that must wait is given before the test calls it blocked: a liveness
 // bound, not a timing expectation.
 constexpr auto kBlockedFor = std::chrono::milliseconds(100);
 
-// Kernels over one INOUT tensor of kFloats floats.
-int gated_kernel(const rrt_kernel_args_t *, void *user) {
+// Kernels over one INOUT tensor of kContainmentFloats floats.
+int containment_gated_kernel(const rrt_kernel_args_t *, void *user) {
   const auto *gate = static_cast<std::atomic<bool> *>(user);
   while (!gate->load(std::memory_order_acquire)) {
     std::this_thread::yield();
@@ -37,7 +37,7 @@ int gated_kernel(const rrt_kernel_args_t *, void *user) {
 int counting_kernel(const rrt_kernel_args_t *args, void *user) {
   static_cast<std::atomic<int> *>(user)->fetch_add(1, std::memory_order_acq_rel);
   auto *values = static_cast<float *>(args->tensors[0]);
-  for (std::uint64_t i = 0; i < kFloats; ++i) {
+  for (std::uint64_t i = 0; i < kContainmentFloats; ++i) {
     values[i] += 1.0F;
   }
   return 0;
@@ -57,9 +57,9 @@ class Containment {
     options.device_workers = 1;
     options.profiling = profiling ? 1 : 0;
     EXPECT_EQ(rrt_context_create(&options, &ctx), RRT_OK);
-    EXPECT_EQ(
-        replayrt::testing::register_host_kernel(ctx, "gated", &gated_kernel, &gate, &kernels[0]),
-        RRT_OK);
+    EXPECT_EQ(replayrt::testing::register_host_kernel(ctx, "gated", &containment_gated_kernel,
+                                                      &gate, &kernels[0]),
+              RRT_OK);
     EXPECT_EQ(replayrt::testing::register_host_kernel(ctx, "counting", &counting_kernel, &count,
                                                       &kernels[1]),
               RRT_OK);
@@ -68,7 +68,7 @@ class Containment {
               RRT_OK);
     buffer.dtype = RRT_DTYPE_F32;
     buffer.ndim = 1;
-    buffer.shape[0] = kFloats;
+    buffer.shape[0] = kContainmentFloats;
     buffer.direction = RRT_DIR_INOUT;
     for (int i = 0; i < 3; ++i) {
       tasks[i] = {kernels[i], 1, &operand};
@@ -91,8 +91,8 @@ class Containment {
     for (int i = 0; i < 3; ++i) {
       EXPECT_EQ(rrt_callable_prepare(ctx, &descs[i], &ids[i]), RRT_OK);
     }
-    EXPECT_EQ(rrt_device_alloc(ctx, kBytes, &device), RRT_OK);
-    tensor = {device, kBytes, RRT_SPACE_DEVICE};
+    EXPECT_EQ(rrt_device_alloc(ctx, kContainmentBytes, &device), RRT_OK);
+    tensor = {device, kContainmentBytes, RRT_SPACE_DEVICE};
     args = run_args({&tensor, 1});
   }
   ~Containment() {
@@ -118,8 +118,8 @@ class Containment {
   std::int32_t counting() const { return ids[1]; }
   std::int32_t failing() const { return ids[2]; }
   std::vector<float> values() const {
-    std::vector<float> host(kFloats);
-    EXPECT_EQ(rrt_memcpy_d2h(ctx, host.data(), device, kBytes, nullptr), RRT_OK);
+    std::vector<float> host(kContainmentFloats);
+    EXPECT_EQ(rrt_memcpy_d2h(ctx, host.data(), device, kContainmentBytes, nullptr), RRT_OK);
     return host;
   }
 
@@ -250,16 +250,16 @@ TEST(FailureContainmentTest, ProgramReplaysAndEagerRunsOfOneSlotTakeTurns) {
   EXPECT_TRUE(blocked) << "the eager run ran while a replay of its slot was held";
 
   rrt_graph_t counting = capture(c.counting());
-  ASSERT_EQ(
-      rrt_memcpy_h2d(c.ctx, c.device, std::vector<float>(kFloats, 0.0F).data(), kBytes, nullptr),
-      RRT_OK);
+  ASSERT_EQ(rrt_memcpy_h2d(c.ctx, c.device, std::vector<float>(kContainmentFloats, 0.0F).data(),
+                           kContainmentBytes, nullptr),
+            RRT_OK);
   for (int i = 0; i < 50; ++i) {
     ASSERT_EQ(rrt_graph_replay(counting, replay_stream), RRT_OK);
     ASSERT_EQ(rrt_run(c.ctx, c.counting(), &c.args), RRT_OK);
   }
   ASSERT_EQ(rrt_stream_synchronize(replay_stream), RRT_OK);
   EXPECT_EQ(c.count.load(), 101);
-  EXPECT_EQ(c.values(), std::vector<float>(kFloats, 100.0F));
+  EXPECT_EQ(c.values(), std::vector<float>(kContainmentFloats, 100.0F));
   EXPECT_EQ(rrt_graph_destroy(held), RRT_OK);
   EXPECT_EQ(rrt_graph_destroy(counting), RRT_OK);
 }
@@ -322,8 +322,8 @@ TEST(FailureContainmentTest, AStaleReplayEnqueuesNothingOnAnyStream) {
   rrt_stream_t held = c.stream();
   rrt_stream_t other = c.stream();
   void *doomed = nullptr;
-  ASSERT_EQ(rrt_device_alloc(c.ctx, kBytes, &doomed), RRT_OK);
-  const rrt_tensor_arg_t tensor{doomed, kBytes, RRT_SPACE_DEVICE};
+  ASSERT_EQ(rrt_device_alloc(c.ctx, kContainmentBytes, &doomed), RRT_OK);
+  const rrt_tensor_arg_t tensor{doomed, kContainmentBytes, RRT_SPACE_DEVICE};
   const rrt_run_args_t args = run_args({&tensor, 1});
   ASSERT_EQ(rrt_stream_begin_capture(other), RRT_OK);
   ASSERT_EQ(rrt_kernel_launch(c.ctx, c.counting(), &args, other), RRT_OK);
@@ -362,11 +362,11 @@ TEST(FailureContainmentTest,
   desc.tasks = &task;
   std::int32_t id = -1;
   ASSERT_EQ(rrt_callable_prepare(c.ctx, &desc, &id), RRT_OK);
-  std::vector<float> host(kFloats, 3.0F);
+  std::vector<float> host(kContainmentFloats, 3.0F);
   void *out = nullptr;
-  ASSERT_EQ(rrt_device_alloc(c.ctx, kBytes, &out), RRT_OK);
-  const rrt_tensor_arg_t tensors[2] = {{host.data(), kBytes, RRT_SPACE_HOST},
-                                       {out, kBytes, RRT_SPACE_DEVICE}};
+  ASSERT_EQ(rrt_device_alloc(c.ctx, kContainmentBytes, &out), RRT_OK);
+  const rrt_tensor_arg_t tensors[2] = {{host.data(), kContainmentBytes, RRT_SPACE_HOST},
+                                       {out, kContainmentBytes, RRT_SPACE_DEVICE}};
   const rrt_run_args_t args = run_args(tensors);
   rrt_run_t run = nullptr;
   ASSERT_EQ(rrt_run_prepare(c.ctx, id, &args, &run), RRT_OK);
@@ -381,9 +381,9 @@ TEST(FailureContainmentTest,
   EXPECT_EQ(rrt_run_finalize(run), RRT_OK);
 
   // The same capture goes on, and the callable runs with a live output.
-  ASSERT_EQ(rrt_device_alloc(c.ctx, kBytes, &out), RRT_OK);
-  const rrt_tensor_arg_t live[2] = {{host.data(), kBytes, RRT_SPACE_HOST},
-                                    {out, kBytes, RRT_SPACE_DEVICE}};
+  ASSERT_EQ(rrt_device_alloc(c.ctx, kContainmentBytes, &out), RRT_OK);
+  const rrt_tensor_arg_t live[2] = {{host.data(), kContainmentBytes, RRT_SPACE_HOST},
+                                    {out, kContainmentBytes, RRT_SPACE_DEVICE}};
   const rrt_run_args_t live_args = run_args(live);
   ASSERT_EQ(rrt_run_prepare(c.ctx, id, &live_args, &run), RRT_OK);
   ASSERT_EQ(rrt_run_launch(run, stream), RRT_OK);
@@ -392,8 +392,8 @@ TEST(FailureContainmentTest,
   ASSERT_EQ(rrt_stream_end_capture(stream, &graph), RRT_OK);
   ASSERT_EQ(rrt_graph_replay(graph, stream), RRT_OK);
   ASSERT_EQ(rrt_stream_synchronize(stream), RRT_OK);
-  std::vector<float> result(kFloats);
-  ASSERT_EQ(rrt_memcpy_d2h(c.ctx, result.data(), out, kBytes, nullptr), RRT_OK);
+  std::vector<float> result(kContainmentFloats);
+  ASSERT_EQ(rrt_memcpy_d2h(c.ctx, result.data(), out, kContainmentBytes, nullptr), RRT_OK);
   EXPECT_EQ(result, host);
   EXPECT_EQ(rrt_graph_destroy(graph), RRT_OK);
   EXPECT_EQ(rrt_device_free(c.ctx, out), RRT_OK);

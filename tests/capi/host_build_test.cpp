@@ -18,7 +18,7 @@ using replayrt::testing::stats_of;
 
 constexpr std::uint32_t kRows = 4;
 constexpr std::uint32_t kCols = 64;
-constexpr std::uint64_t kFloats = std::uint64_t{kRows} * kCols;
+constexpr std::uint64_t kHostBuildFloats = std::uint64_t{kRows} * kCols;
 constexpr std::uint64_t kWeightFloats = std::uint64_t{kCols} * kCols;
 
 // out = softmax(x * w) + x, with w a [cols, cols] matrix: matmul, softmax, add.
@@ -89,7 +89,7 @@ std::vector<float> weights() {
 }
 
 std::vector<float> input(int step) {
-  std::vector<float> x(kFloats);
+  std::vector<float> x(kHostBuildFloats);
   for (std::size_t i = 0; i < x.size(); ++i) {
     x[i] = static_cast<float>((i * 31 + static_cast<std::size_t>(step) * 17) % 113) / 50.0F - 1.0F;
   }
@@ -97,7 +97,7 @@ std::vector<float> input(int step) {
 }
 
 std::vector<float> reference(const std::vector<float> &x, const std::vector<float> &w) {
-  std::vector<float> out(kFloats);
+  std::vector<float> out(kHostBuildFloats);
   for (std::uint32_t r = 0; r < kRows; ++r) {
     std::vector<double> row(kCols, 0.0);
     for (std::uint32_t k = 0; k < kCols; ++k) {
@@ -172,9 +172,9 @@ class HostBuildKernelModeTest : public ::testing::Test {
   }
 
   rrt_graph_t capture(std::int32_t id, void *out) {
-    const rrt_tensor_arg_t tensors[3] = {{x_, kFloats * 4, RRT_SPACE_DEVICE},
+    const rrt_tensor_arg_t tensors[3] = {{x_, kHostBuildFloats * 4, RRT_SPACE_DEVICE},
                                          {w_dev_, kWeightFloats * 4, RRT_SPACE_DEVICE},
-                                         {out, kFloats * 4, RRT_SPACE_DEVICE}};
+                                         {out, kHostBuildFloats * 4, RRT_SPACE_DEVICE}};
     const rrt_run_args_t args = run_args(tensors);
     EXPECT_EQ(rrt_stream_begin_capture(stream_), RRT_OK);
     EXPECT_EQ(rrt_kernel_launch(ctx_, id, &args, stream_), RRT_OK);
@@ -184,8 +184,8 @@ class HostBuildKernelModeTest : public ::testing::Test {
   }
 
   std::vector<float> read(const void *device) {
-    std::vector<float> host(kFloats);
-    EXPECT_EQ(rrt_memcpy_d2h(ctx_, host.data(), device, kFloats * 4, nullptr), RRT_OK);
+    std::vector<float> host(kHostBuildFloats);
+    EXPECT_EQ(rrt_memcpy_d2h(ctx_, host.data(), device, kHostBuildFloats * 4, nullptr), RRT_OK);
     return host;
   }
 
@@ -206,7 +206,7 @@ TEST_F(HostBuildKernelModeTest, AThousandReplaysInterleavedWithADeviceBuildGraph
   const rrt_stats_t before = stats_of(ctx_);
   for (int step = 0; step < 1000; ++step) {
     const std::vector<float> x = input(step);
-    ASSERT_EQ(rrt_memcpy_h2d(ctx_, x_, x.data(), kFloats * 4, nullptr), RRT_OK);
+    ASSERT_EQ(rrt_memcpy_h2d(ctx_, x_, x.data(), kHostBuildFloats * 4, nullptr), RRT_OK);
     ASSERT_EQ(rrt_graph_replay(host_graph, stream_), RRT_OK);
     ASSERT_EQ(rrt_graph_replay(device_graph, stream_), RRT_OK);
     ASSERT_EQ(rrt_stream_synchronize(stream_), RRT_OK);
@@ -228,10 +228,10 @@ TEST_F(HostBuildKernelModeTest, AThousandReplaysInterleavedWithADeviceBuildGraph
 
 TEST_F(HostBuildKernelModeTest, HostTensorsAreStagedThroughTheFrozenRegion) {
   std::vector<float> x = input(3);
-  std::vector<float> out(kFloats, 0.0F);
-  const rrt_tensor_arg_t tensors[3] = {{x.data(), kFloats * 4, RRT_SPACE_HOST},
+  std::vector<float> out(kHostBuildFloats, 0.0F);
+  const rrt_tensor_arg_t tensors[3] = {{x.data(), kHostBuildFloats * 4, RRT_SPACE_HOST},
                                        {w_dev_, kWeightFloats * 4, RRT_SPACE_DEVICE},
-                                       {out.data(), kFloats * 4, RRT_SPACE_HOST}};
+                                       {out.data(), kHostBuildFloats * 4, RRT_SPACE_HOST}};
   const rrt_run_args_t args = run_args(tensors);
   ASSERT_EQ(rrt_kernel_launch(ctx_, host_id_, &args, stream_), RRT_OK);
   ASSERT_EQ(rrt_stream_synchronize(stream_), RRT_OK);
@@ -258,14 +258,14 @@ TEST(HostBuildProgramModeTest, BothBindsGiveTheSameResultsEagerly) {
       warm_allocations = stats_of(ctx).device_alloc_calls;
     }
     std::vector<float> x = input(step);
-    std::vector<float> out_host(kFloats);
-    std::vector<float> out_device(kFloats);
+    std::vector<float> out_host(kHostBuildFloats);
+    std::vector<float> out_device(kHostBuildFloats);
     for (const auto &[id, out] :
          {std::pair{host_id, &out_host}, std::pair{device_id, &out_device}}) {
       const rrt_tensor_arg_t tensors[3] = {
-          {x.data(), kFloats * 4, RRT_SPACE_HOST},
+          {x.data(), kHostBuildFloats * 4, RRT_SPACE_HOST},
           {const_cast<float *>(w.data()), w.size() * 4, RRT_SPACE_HOST},
-          {out->data(), kFloats * 4, RRT_SPACE_HOST}};
+          {out->data(), kHostBuildFloats * 4, RRT_SPACE_HOST}};
       const rrt_run_args_t args = run_args(tensors);
       ASSERT_EQ(rrt_run(ctx, id, &args), RRT_OK);
     }

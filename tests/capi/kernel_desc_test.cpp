@@ -20,8 +20,8 @@ namespace {
 using replayrt::testing::last_message;
 using replayrt::testing::run_args;
 
-constexpr std::uint64_t kElements = 4;
-constexpr std::uint64_t kTensorBytes = kElements * sizeof(float);
+constexpr std::uint64_t kKernelDescElements = 4;
+constexpr std::uint64_t kKernelDescTensorBytes = kKernelDescElements * sizeof(float);
 
 // out = 2 * in: reads tensor 0, writes tensor 1.
 int doubling_kernel(const rrt_kernel_args_t *args, void * /*user*/) {
@@ -68,11 +68,11 @@ rrt_kernel_desc_t doubling_desc(const char *name) {
   return desc;
 }
 
-rrt_tensor_desc_t f32_vector(rrt_direction_t direction) {
+rrt_tensor_desc_t kernel_desc_f32_vector(rrt_direction_t direction) {
   rrt_tensor_desc_t tensor{};
   tensor.dtype = RRT_DTYPE_F32;
   tensor.ndim = 1;
-  tensor.shape[0] = kElements;
+  tensor.shape[0] = kKernelDescElements;
   tensor.direction = direction;
   return tensor;
 }
@@ -125,19 +125,20 @@ TEST_F(KernelDescTest, ADeclaredKernelRunsWithTheOperandsItDeclares) {
   ASSERT_EQ(rrt_kernel_lookup(ctx_, "double", &looked_up), RRT_OK);
   EXPECT_EQ(looked_up, id_);
   ASSERT_EQ(rrt_program_init(ctx_), RRT_OK);
-  const rrt_tensor_desc_t params[] = {f32_vector(RRT_DIR_IN), f32_vector(RRT_DIR_OUT)};
+  const rrt_tensor_desc_t params[] = {kernel_desc_f32_vector(RRT_DIR_IN),
+                                      kernel_desc_f32_vector(RRT_DIR_OUT)};
   const rrt_operand_t operands[] = {{RRT_OPERAND_PARAM, 0}, {RRT_OPERAND_PARAM, 1}};
   const rrt_task_desc_t task{id_, 2, operands};
   const rrt_callable_desc_t desc = callable(params, 2, &task, 1);
   std::int32_t callable_id = -1;
   ASSERT_EQ(rrt_callable_prepare(ctx_, &desc, &callable_id), RRT_OK) << last_message();
-  float in[kElements] = {1.0F, 2.0F, 3.0F, 4.0F};
-  float out[kElements] = {};
-  const rrt_tensor_arg_t tensors[] = {{in, kTensorBytes, RRT_SPACE_HOST},
-                                      {out, kTensorBytes, RRT_SPACE_HOST}};
+  float in[kKernelDescElements] = {1.0F, 2.0F, 3.0F, 4.0F};
+  float out[kKernelDescElements] = {};
+  const rrt_tensor_arg_t tensors[] = {{in, kKernelDescTensorBytes, RRT_SPACE_HOST},
+                                      {out, kKernelDescTensorBytes, RRT_SPACE_HOST}};
   const rrt_run_args_t args = run_args(tensors);
   ASSERT_EQ(rrt_run(ctx_, callable_id, &args), RRT_OK) << last_message();
-  for (std::uint64_t i = 0; i < kElements; ++i) {
+  for (std::uint64_t i = 0; i < kKernelDescElements; ++i) {
     EXPECT_EQ(out[i], 2.0F * in[i]);
   }
 }
@@ -185,7 +186,7 @@ TEST_F(KernelDescTest, MalformedDescriptorsAreRefusedAndRegisterNothing) {
 TEST_F(KernelDescTest, AWrongArityIsRefusedAtPrepareNamingTaskAndKernel) {
   ASSERT_EQ(register_desc(doubling_desc("double")), RRT_OK);
   ASSERT_EQ(rrt_program_init(ctx_), RRT_OK);
-  const rrt_tensor_desc_t params[] = {f32_vector(RRT_DIR_INOUT)};
+  const rrt_tensor_desc_t params[] = {kernel_desc_f32_vector(RRT_DIR_INOUT)};
   const rrt_operand_t operands[] = {{RRT_OPERAND_PARAM, 0}};
   const rrt_task_desc_t task{id_, 1, operands};
   const rrt_callable_desc_t desc = callable(params, 1, &task, 1);
@@ -200,7 +201,8 @@ TEST_F(KernelDescTest, AWrongArityIsRefusedAtPrepareNamingTaskAndKernel) {
 TEST_F(KernelDescTest, ADeclaredWriteToAnInParamIsRefusedAtPrepare) {
   ASSERT_EQ(register_desc(doubling_desc("double")), RRT_OK);
   ASSERT_EQ(rrt_program_init(ctx_), RRT_OK);
-  const rrt_tensor_desc_t params[] = {f32_vector(RRT_DIR_INOUT), f32_vector(RRT_DIR_IN)};
+  const rrt_tensor_desc_t params[] = {kernel_desc_f32_vector(RRT_DIR_INOUT),
+                                      kernel_desc_f32_vector(RRT_DIR_IN)};
   const rrt_operand_t operands[] = {{RRT_OPERAND_PARAM, 0}, {RRT_OPERAND_PARAM, 1}};
   const rrt_task_desc_t task{id_, 2, operands};
   const rrt_callable_desc_t desc = callable(params, 2, &task, 1);
@@ -223,20 +225,21 @@ TEST_F(KernelDescTest, TasksThatOnlyReadASharedTensorRunAtTheSameTime) {
   desc.writes = 0b10;  // reads the shared tensor 0, writes its own tensor 1
   ASSERT_EQ(register_desc(desc), RRT_OK) << last_message();
   ASSERT_EQ(rrt_program_init(ctx_), RRT_OK);
-  const rrt_tensor_desc_t params[] = {f32_vector(RRT_DIR_IN), f32_vector(RRT_DIR_OUT),
-                                      f32_vector(RRT_DIR_OUT)};
+  const rrt_tensor_desc_t params[] = {kernel_desc_f32_vector(RRT_DIR_IN),
+                                      kernel_desc_f32_vector(RRT_DIR_OUT),
+                                      kernel_desc_f32_vector(RRT_DIR_OUT)};
   const rrt_operand_t first[] = {{RRT_OPERAND_PARAM, 0}, {RRT_OPERAND_PARAM, 1}};
   const rrt_operand_t second[] = {{RRT_OPERAND_PARAM, 0}, {RRT_OPERAND_PARAM, 2}};
   const rrt_task_desc_t tasks[] = {{id_, 2, first}, {id_, 2, second}};
   const rrt_callable_desc_t callable_desc = callable(params, 3, tasks, 2);
   std::int32_t callable_id = -1;
   ASSERT_EQ(rrt_callable_prepare(ctx_, &callable_desc, &callable_id), RRT_OK) << last_message();
-  float shared[kElements] = {};
-  float a[kElements] = {};
-  float b[kElements] = {};
-  const rrt_tensor_arg_t tensors[] = {{shared, kTensorBytes, RRT_SPACE_HOST},
-                                      {a, kTensorBytes, RRT_SPACE_HOST},
-                                      {b, kTensorBytes, RRT_SPACE_HOST}};
+  float shared[kKernelDescElements] = {};
+  float a[kKernelDescElements] = {};
+  float b[kKernelDescElements] = {};
+  const rrt_tensor_arg_t tensors[] = {{shared, kKernelDescTensorBytes, RRT_SPACE_HOST},
+                                      {a, kKernelDescTensorBytes, RRT_SPACE_HOST},
+                                      {b, kKernelDescTensorBytes, RRT_SPACE_HOST}};
   const rrt_run_args_t args = run_args(tensors);
   EXPECT_EQ(rrt_run(ctx_, callable_id, &args), RRT_OK) << last_message();
 }
@@ -255,8 +258,8 @@ class FanOutOverOneTensor {
   static constexpr std::uint32_t kReaders = 600;
 
   FanOutOverOneTensor(std::int32_t fill, std::int32_t doubling, std::int32_t copy)
-      : intermediates_(kReaders + 1, f32_vector(RRT_DIR_INOUT)) {
-    out_ = f32_vector(RRT_DIR_OUT);
+      : intermediates_(kReaders + 1, kernel_desc_f32_vector(RRT_DIR_INOUT)) {
+    out_ = kernel_desc_f32_vector(RRT_DIR_OUT);
     fill_ops_ = {rrt_operand_t{RRT_OPERAND_INTERMEDIATE, 0},
                  rrt_operand_t{RRT_OPERAND_IMMEDIATE,
                                static_cast<std::uint32_t>(rrt_scalar_from_f32(1.5F))}};
@@ -346,8 +349,8 @@ TEST(KernelDescPlanTest, TheContextFitPlansForDescriptorKernelsAndTheContextFree
   ASSERT_EQ(rrt_kernel_init(d.ctx, &exact), RRT_OK);
   std::int32_t id = -1;
   ASSERT_EQ(rrt_callable_prepare(d.ctx, d.callable->desc(), &id), RRT_OK) << last_message();
-  float out[kElements] = {};
-  const rrt_tensor_arg_t tensor = {out, kTensorBytes, RRT_SPACE_HOST};
+  float out[kKernelDescElements] = {};
+  const rrt_tensor_arg_t tensor = {out, kKernelDescTensorBytes, RRT_SPACE_HOST};
   const rrt_run_args_t args = run_args({&tensor, 1});
   rrt_stream_t stream = nullptr;
   ASSERT_EQ(rrt_stream_create(d.ctx, &stream), RRT_OK);

@@ -21,8 +21,8 @@ using replayrt::testing::last_message;
 using replayrt::testing::run_args;
 
 constexpr std::uint32_t kTasks = 8;
-constexpr std::uint64_t kElements = 4;
-constexpr std::uint64_t kTensorBytes = kElements * sizeof(float);
+constexpr std::uint64_t kKernelFailureElements = 4;
+constexpr std::uint64_t kKernelFailureTensorBytes = kKernelFailureElements * sizeof(float);
 
 int throwing_kernel(const rrt_kernel_args_t * /*args*/, void * /*user*/) {
   throw std::runtime_error("a C++ kernel threw");
@@ -40,7 +40,7 @@ int returns_int_min_plus_one(const rrt_kernel_args_t * /*args*/, void * /*user*/
   return std::numeric_limits<int>::min() + 1;
 }
 
-int succeeding_kernel(const rrt_kernel_args_t * /*args*/, void * /*user*/) {
+int returns_zero(const rrt_kernel_args_t * /*args*/, void * /*user*/) {
   return 0;
 }
 
@@ -50,7 +50,7 @@ struct IndependentTasks {
   explicit IndependentTasks(std::int32_t kernel) {
     param.dtype = RRT_DTYPE_F32;
     param.ndim = 1;
-    param.shape[0] = kElements;
+    param.shape[0] = kKernelFailureElements;
     param.direction = RRT_DIR_INOUT;
     operand = {RRT_OPERAND_PARAM, 0};
     for (rrt_task_desc_t &task : tasks) {
@@ -85,10 +85,9 @@ class KernelFailureTest : public ::testing::TestWithParam<std::uint32_t> {
     ASSERT_EQ(rrt_context_create(&options, &ctx_), RRT_OK);
     ASSERT_EQ(rrt_kernel_register(ctx_, "throws", throwing_kernel, nullptr, &throws_), RRT_OK);
     ASSERT_EQ(rrt_kernel_register(ctx_, "fails", failing_kernel, nullptr, &fails_), RRT_OK);
-    ASSERT_EQ(rrt_kernel_register(ctx_, "succeeds", succeeding_kernel, nullptr, &succeeds_),
-              RRT_OK);
-    ASSERT_EQ(rrt_device_alloc(ctx_, kTensorBytes, &buffer_), RRT_OK);
-    tensor_ = {buffer_, kTensorBytes, RRT_SPACE_DEVICE};
+    ASSERT_EQ(rrt_kernel_register(ctx_, "succeeds", returns_zero, nullptr, &succeeds_), RRT_OK);
+    ASSERT_EQ(rrt_device_alloc(ctx_, kKernelFailureTensorBytes, &buffer_), RRT_OK);
+    tensor_ = {buffer_, kKernelFailureTensorBytes, RRT_SPACE_DEVICE};
   }
 
   void TearDown() override {

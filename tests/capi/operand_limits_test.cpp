@@ -24,8 +24,8 @@ using replayrt::testing::testing_on_cuda;
 // The most scalar operands one task takes (rrt_kernel_register_desc's num_scalars limit).
 constexpr std::uint32_t kMaxScalarOperands = RRT_KERNEL_MAX_SCALARS;
 constexpr std::uint32_t kMaxTensorOperands = RRT_KERNEL_MAX_TENSORS;
-constexpr std::uint64_t kElements = 4;
-constexpr std::uint64_t kTensorBytes = kElements * sizeof(float);
+constexpr std::uint64_t kOperandLimitsElements = 4;
+constexpr std::uint64_t kOperandLimitsTensorBytes = kOperandLimitsElements * sizeof(float);
 
 // What checking_kernel expects: the tensor addresses and the scalar values, in operand order.
 struct ExpectedOperands {
@@ -43,7 +43,8 @@ int checking_kernel(const rrt_kernel_args_t *args, void *user) {
     return 1;
   }
   for (std::uint32_t i = 0; i < args->num_tensors; ++i) {
-    if (args->tensors[i] != expected.tensors[i] || args->tensor_bytes[i] != kTensorBytes) {
+    if (args->tensors[i] != expected.tensors[i] ||
+        args->tensor_bytes[i] != kOperandLimitsTensorBytes) {
       return 2 + static_cast<int>(i);
     }
   }
@@ -58,11 +59,11 @@ int checking_kernel(const rrt_kernel_args_t *args, void *user) {
   return 0;
 }
 
-rrt_tensor_desc_t f32_vector() {
+rrt_tensor_desc_t operand_limits_f32_vector() {
   rrt_tensor_desc_t tensor{};
   tensor.dtype = RRT_DTYPE_F32;
   tensor.ndim = 1;
-  tensor.shape[0] = kElements;
+  tensor.shape[0] = kOperandLimitsElements;
   tensor.direction = RRT_DIR_INOUT;
   return tensor;
 }
@@ -71,7 +72,7 @@ rrt_tensor_desc_t f32_vector() {
 // `scalars` SCALAR operands (scalar i as scalar operand i).
 struct OneTaskCallable {
   OneTaskCallable(std::int32_t kernel, std::uint32_t tensors, std::uint32_t scalars)
-      : params(tensors, f32_vector()) {
+      : params(tensors, operand_limits_f32_vector()) {
     for (std::uint32_t i = 0; i < tensors; ++i) {
       operands.push_back({RRT_OPERAND_PARAM, i});
     }
@@ -121,13 +122,15 @@ class OperandLimitsTest : public ::testing::Test {
     std::int32_t callable_id = -1;
     ASSERT_EQ(rrt_callable_prepare(ctx_, &callable.desc, &callable_id), RRT_OK) << last_message();
     std::vector<rrt_tensor_arg_t> tensors;
-    const std::vector<float> zeros(kElements, 0.0F);
+    const std::vector<float> zeros(kOperandLimitsElements, 0.0F);
     for (std::uint32_t i = 0; i < kMaxTensorOperands; ++i) {
       void *buffer = nullptr;
-      ASSERT_EQ(rrt_device_alloc(ctx_, kTensorBytes, &buffer), RRT_OK) << last_message();
-      ASSERT_EQ(rrt_memcpy_h2d(ctx_, buffer, zeros.data(), kTensorBytes, nullptr), RRT_OK);
+      ASSERT_EQ(rrt_device_alloc(ctx_, kOperandLimitsTensorBytes, &buffer), RRT_OK)
+          << last_message();
+      ASSERT_EQ(rrt_memcpy_h2d(ctx_, buffer, zeros.data(), kOperandLimitsTensorBytes, nullptr),
+                RRT_OK);
       expected_.tensors.push_back(buffer);
-      tensors.push_back({buffer, kTensorBytes, RRT_SPACE_DEVICE});
+      tensors.push_back({buffer, kOperandLimitsTensorBytes, RRT_SPACE_DEVICE});
     }
     for (std::uint32_t i = 0; i < kMaxScalarOperands; ++i) {
       expected_.scalars.push_back(0x5ca1a0000ULL + 7ULL * i);
@@ -137,8 +140,10 @@ class OperandLimitsTest : public ::testing::Test {
     args.scalars = expected_.scalars.data();
     ASSERT_EQ(rrt_run(ctx_, callable_id, &args), RRT_OK) << last_message();
     for (std::uint32_t i = 0; i < kMaxTensorOperands; ++i) {
-      float written[kElements] = {};
-      ASSERT_EQ(rrt_memcpy_d2h(ctx_, written, expected_.tensors[i], kTensorBytes, nullptr), RRT_OK);
+      float written[kOperandLimitsElements] = {};
+      ASSERT_EQ(
+          rrt_memcpy_d2h(ctx_, written, expected_.tensors[i], kOperandLimitsTensorBytes, nullptr),
+          RRT_OK);
       EXPECT_EQ(written[0], static_cast<float>(i + 1)) << "tensor operand " << i;
     }
   }

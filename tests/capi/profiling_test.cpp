@@ -17,7 +17,7 @@ using replayrt::testing::stats_of;
 
 constexpr std::uint64_t kN = 512;
 
-rrt_context_t make_context(bool profiling) {
+rrt_context_t make_profiling_context(bool profiling) {
   rrt_context_options_t options{};
   options.struct_size = sizeof options;
   options.platform = replayrt::testing::test_platform();
@@ -77,7 +77,7 @@ struct HostBuffers {
 };
 
 TEST(ProfilingTest, AProgramRunReportsOneTimingPerTask) {
-  rrt_context_t ctx = make_context(true);
+  rrt_context_t ctx = make_profiling_context(true);
   ASSERT_EQ(rrt_program_init(ctx), RRT_OK);
   Chain chain(ctx, 6);
   std::int32_t id = -1;
@@ -117,7 +117,7 @@ TEST(ProfilingTest, AProgramRunReportsOneTimingPerTask) {
 }
 
 TEST(ProfilingTest, ProfilingOffIsInvalidState) {
-  rrt_context_t ctx = make_context(false);
+  rrt_context_t ctx = make_profiling_context(false);
   ASSERT_EQ(rrt_program_init(ctx), RRT_OK);
   Chain chain(ctx, 2);
   std::int32_t id = -1;
@@ -137,7 +137,7 @@ TEST(ProfilingTest, ProfilingOffIsInvalidState) {
 }
 
 TEST(ProfilingTest, ProgramModeRebuildsTheCollectorsForALargerShape) {
-  rrt_context_t ctx = make_context(true);
+  rrt_context_t ctx = make_profiling_context(true);
   ASSERT_EQ(rrt_program_init(ctx), RRT_OK);
   Chain small(ctx, 3);
   Chain large(ctx, 12);
@@ -164,7 +164,7 @@ TEST(ProfilingTest, ProgramModeRebuildsTheCollectorsForALargerShape) {
 }
 
 TEST(ProfilingTest, AnOverlappingPrepareThatWouldRebuildTheCollectorsIsIncompatible) {
-  rrt_context_t ctx = make_context(true);
+  rrt_context_t ctx = make_profiling_context(true);
   ASSERT_EQ(rrt_program_init(ctx), RRT_OK);
   Chain small(ctx, 3);
   Chain large(ctx, 12);
@@ -200,7 +200,7 @@ TEST(ProfilingTest, AnOverlappingPrepareThatWouldRebuildTheCollectorsIsIncompati
 }
 
 TEST(ProfilingTest, KernelModeProfilesReplaysWithinTheFrozenShape) {
-  rrt_context_t ctx = make_context(true);
+  rrt_context_t ctx = make_profiling_context(true);
   Chain chain(ctx, 5);
   rrt_kernel_config_t config{};
   config.struct_size = sizeof config;

@@ -20,8 +20,8 @@ namespace {
 using replayrt::testing::last_message;
 using replayrt::testing::run_args;
 
-constexpr std::uint64_t kElements = 4;
-constexpr std::uint64_t kTensorBytes = kElements * sizeof(float);
+constexpr std::uint64_t kWaitingElements = 4;
+constexpr std::uint64_t kWaitingTensorBytes = kWaitingElements * sizeof(float);
 
 // A kernel that holds its task until the test opens the gate, then returns `result`.
 struct Gate {
@@ -57,7 +57,7 @@ class WaitingTest : public ::testing::TestWithParam<rrt_wait_policy_t> {
     ASSERT_EQ(rrt_program_init(ctx_), RRT_OK);
     param_.dtype = RRT_DTYPE_F32;
     param_.ndim = 1;
-    param_.shape[0] = kElements;
+    param_.shape[0] = kWaitingElements;
     param_.direction = RRT_DIR_INOUT;
     operand_ = {RRT_OPERAND_PARAM, 0};
     task_ = {kernel_, 1, &operand_};
@@ -69,8 +69,8 @@ class WaitingTest : public ::testing::TestWithParam<rrt_wait_policy_t> {
     desc.num_tasks = 1;
     desc.tasks = &task_;
     ASSERT_EQ(rrt_callable_prepare(ctx_, &desc, &callable_), RRT_OK) << last_message();
-    ASSERT_EQ(rrt_device_alloc(ctx_, kTensorBytes, &buffer_), RRT_OK);
-    tensor_ = {buffer_, kTensorBytes, RRT_SPACE_DEVICE};
+    ASSERT_EQ(rrt_device_alloc(ctx_, kWaitingTensorBytes, &buffer_), RRT_OK);
+    tensor_ = {buffer_, kWaitingTensorBytes, RRT_SPACE_DEVICE};
     ASSERT_EQ(rrt_stream_create(ctx_, &stream_), RRT_OK);
     ASSERT_EQ(rrt_event_create(ctx_, &event_), RRT_OK);
   }

@@ -13,8 +13,8 @@
 
 namespace {
 
-constexpr std::uint64_t kN = 32;
-constexpr std::size_t kBytes = kN * sizeof(float);
+constexpr std::uint64_t kNativeInteropFloats = 32;
+constexpr std::size_t kNativeInteropBytes = kNativeInteropFloats * sizeof(float);
 
 #if defined(REPLAYRT_TEST_ON_FAKE_CUDA)
 constexpr rrt_platform_t kPlatform = RRT_PLATFORM_CUDA;
@@ -50,10 +50,11 @@ TEST(CppNativeInteropTest, TheSimulatorHasNoNativeStreamsAndAdmitsNoForeignMemor
   EXPECT_EQ(code_of([&] { (void)stream.native_handle(); }), RRT_ERR_UNSUPPORTED);
   int native = 0;
   EXPECT_EQ(code_of([&] { (void)ctx.wrap_stream(&native); }), RRT_ERR_UNSUPPORTED);
-  std::vector<float> host(kN);
+  std::vector<float> host(kNativeInteropFloats);
   std::string message;
-  EXPECT_EQ(code_of([&] { (void)ctx.register_foreign(host.data(), kBytes); }, &message),
-            RRT_ERR_UNSUPPORTED);
+  EXPECT_EQ(
+      code_of([&] { (void)ctx.register_foreign(host.data(), kNativeInteropBytes); }, &message),
+      RRT_ERR_UNSUPPORTED);
   EXPECT_NE(message.find("foreign"), std::string::npos) << message;
 }
 
@@ -67,18 +68,18 @@ TEST(CppNativeInteropTest, AnEmptyRegistrationOwnerHoldsNothingAndUnregistersNot
 
 #else
 
-// y = x * factor over kN floats: one task.
+// y = x * factor over kNativeInteropFloats floats: one task.
 rrt::CallableBuilder scale(float factor) {
   rrt::CallableBuilder b;
-  const rrt::Operand x = b.param("x", RRT_DTYPE_F32, {kN}, RRT_DIR_IN);
-  const rrt::Operand y = b.param("y", RRT_DTYPE_F32, {kN}, RRT_DIR_OUT);
+  const rrt::Operand x = b.param("x", RRT_DTYPE_F32, {kNativeInteropFloats}, RRT_DIR_IN);
+  const rrt::Operand y = b.param("y", RRT_DTYPE_F32, {kNativeInteropFloats}, RRT_DIR_OUT);
   b.task("scale", {x, y, rrt::Operand::immediate_f32(factor)});
   return b;
 }
 
-std::vector<float> ramp(float start) {
-  std::vector<float> values(kN);
-  for (std::size_t i = 0; i < kN; ++i) {
+std::vector<float> native_interop_ramp(float start) {
+  std::vector<float> values(kNativeInteropFloats);
+  for (std::size_t i = 0; i < kNativeInteropFloats; ++i) {
     values[i] = start + static_cast<float>(i);
   }
   return values;
@@ -92,17 +93,17 @@ class CppNativeInteropCudaTest : public ::testing::Test {
 };
 
 TEST_F(CppNativeInteropCudaTest, AnotherContextsBufferIsAdmittedAndAKernelWritesIt) {
-  rrt::DeviceBuffer foreign = producer.allocate(kBytes);
+  rrt::DeviceBuffer foreign = producer.allocate(kNativeInteropBytes);
   rrt::CallableBuilder step = scale(3.0F);
   consumer.kernel_init(consumer.fit_kernel_config({&step}));
   const rrt::CallableId id = consumer.prepare(step);
-  rrt::DeviceBuffer x = consumer.allocate(kBytes);
-  x.upload(ramp(1.0F));
+  rrt::DeviceBuffer x = consumer.allocate(kNativeInteropBytes);
+  x.upload(native_interop_ramp(1.0F));
 
   rrt::DeviceRegistration y = consumer.register_foreign(foreign.data(), foreign.size());
   ASSERT_TRUE(y);
   EXPECT_EQ(y.data(), foreign.data());
-  EXPECT_EQ(y.size(), kBytes);
+  EXPECT_EQ(y.size(), kNativeInteropBytes);
   rrt::Stream stream = consumer.stream();
   rrt::Args args;
   args.device(x).device(y);
@@ -111,51 +112,52 @@ TEST_F(CppNativeInteropCudaTest, AnotherContextsBufferIsAdmittedAndAKernelWrites
 
   // The producer reads what the consumer's kernel wrote, and so does a copy through the
   // registration.
-  std::vector<float> through_producer(kN);
+  std::vector<float> through_producer(kNativeInteropFloats);
   foreign.download(through_producer);
-  std::vector<float> through_registration(kN);
+  std::vector<float> through_registration(kNativeInteropFloats);
   y.download(through_registration);
-  for (std::size_t i = 0; i < kN; ++i) {
+  for (std::size_t i = 0; i < kNativeInteropFloats; ++i) {
     ASSERT_EQ(through_producer[i], 3.0F * (1.0F + static_cast<float>(i))) << i;
   }
   EXPECT_EQ(through_registration, through_producer);
   // A queued copy into the registered memory lands in the producer's buffer.
-  const std::vector<float> values = ramp(-5.0F);
-  stream.upload(y, values.data(), kBytes);
+  const std::vector<float> values = native_interop_ramp(-5.0F);
+  stream.upload(y, values.data(), kNativeInteropBytes);
   stream.synchronize();
   foreign.download(through_producer);
   EXPECT_EQ(through_producer, values);
 }
 
 TEST_F(CppNativeInteropCudaTest, MemoryTheContextAlreadyTracksIsRefused) {
-  rrt::DeviceBuffer foreign = producer.allocate(kBytes);
-  rrt::DeviceBuffer own = consumer.allocate(kBytes);
+  rrt::DeviceBuffer foreign = producer.allocate(kNativeInteropBytes);
+  rrt::DeviceBuffer own = consumer.allocate(kNativeInteropBytes);
   std::string message;
   EXPECT_EQ(code_of([&] { (void)consumer.register_foreign(own.data(), own.size()); }),
             RRT_ERR_INVALID_ARGUMENT)
       << "the context allocated it itself";
-  rrt::DeviceRegistration first = consumer.register_foreign(foreign.data(), kBytes);
-  EXPECT_EQ(code_of([&] { (void)consumer.register_foreign(foreign.data(), kBytes); }, &message),
+  rrt::DeviceRegistration first = consumer.register_foreign(foreign.data(), kNativeInteropBytes);
+  EXPECT_EQ(code_of([&] { (void)consumer.register_foreign(foreign.data(), kNativeInteropBytes); },
+                    &message),
             RRT_ERR_INVALID_ARGUMENT)
       << "registered already";
   EXPECT_FALSE(message.empty());
   first.unregister();
   EXPECT_FALSE(first);
-  rrt::DeviceRegistration again = consumer.register_foreign(foreign.data(), kBytes);
+  rrt::DeviceRegistration again = consumer.register_foreign(foreign.data(), kNativeInteropBytes);
   EXPECT_TRUE(again);
 }
 
 TEST_F(CppNativeInteropCudaTest, EndingTheRegistrationMakesAGraphThatCapturedItStale) {
-  rrt::DeviceBuffer foreign = producer.allocate(kBytes);
+  rrt::DeviceBuffer foreign = producer.allocate(kNativeInteropBytes);
   rrt::CallableBuilder step = scale(2.0F);
   consumer.kernel_init(consumer.fit_kernel_config({&step}));
   const rrt::CallableId id = consumer.prepare(step);
-  rrt::DeviceBuffer x = consumer.allocate(kBytes);
-  x.upload(ramp(0.0F));
+  rrt::DeviceBuffer x = consumer.allocate(kNativeInteropBytes);
+  x.upload(native_interop_ramp(0.0F));
   rrt::Stream stream = consumer.stream();
   rrt::Graph graph;
   {
-    rrt::DeviceRegistration y = consumer.register_foreign(foreign.data(), kBytes);
+    rrt::DeviceRegistration y = consumer.register_foreign(foreign.data(), kNativeInteropBytes);
     // Moved, the registration goes with the new owner; the old one ends nothing.
     rrt::DeviceRegistration moved = std::move(y);
     EXPECT_FALSE(y);  // NOLINT(bugprone-use-after-move): a moved-from owner is empty
@@ -166,9 +168,9 @@ TEST_F(CppNativeInteropCudaTest, EndingTheRegistrationMakesAGraphThatCapturedItS
     stream.synchronize();
   }  // the destructor unregisters
   EXPECT_EQ(code_of([&] { graph.replay(stream); }), RRT_ERR_STALE_ADDRESS);
-  std::vector<float> written(kN);
+  std::vector<float> written(kNativeInteropFloats);
   foreign.download(written);
-  EXPECT_EQ(written[kN - 1], 2.0F * static_cast<float>(kN - 1));
+  EXPECT_EQ(written[kNativeInteropFloats - 1], 2.0F * static_cast<float>(kNativeInteropFloats - 1));
   EXPECT_EQ(consumer.stats().stale_address_refusals, 1U);
 }
 
@@ -179,9 +181,9 @@ TEST_F(CppNativeInteropCudaTest, AWrappedStreamRunsWorkOnTheNativeStreamAndLeave
   rrt::CallableBuilder step = scale(0.5F);
   consumer.kernel_init(consumer.fit_kernel_config({&step}));
   const rrt::CallableId id = consumer.prepare(step);
-  rrt::DeviceBuffer x = consumer.allocate(kBytes);
-  rrt::DeviceBuffer y = consumer.allocate(kBytes);
-  x.upload(ramp(2.0F));
+  rrt::DeviceBuffer x = consumer.allocate(kNativeInteropBytes);
+  rrt::DeviceBuffer y = consumer.allocate(kNativeInteropBytes);
+  x.upload(native_interop_ramp(2.0F));
   {
     rrt::Stream wrapped = consumer.wrap_stream(native);
     EXPECT_EQ(wrapped.native_handle(), native);
@@ -191,7 +193,7 @@ TEST_F(CppNativeInteropCudaTest, AWrappedStreamRunsWorkOnTheNativeStreamAndLeave
     graph.replay(wrapped);
     wrapped.synchronize();
   }  // destroying the wrapper leaves the native stream to its owner
-  std::vector<float> result(kN);
+  std::vector<float> result(kNativeInteropFloats);
   y.download(result);
   EXPECT_EQ(result[3], 0.5F * 5.0F);
   owner.synchronize();

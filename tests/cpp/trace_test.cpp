@@ -14,13 +14,13 @@
 
 namespace {
 
-constexpr std::uint64_t kN = 256;
+constexpr std::uint64_t kTraceFloats = 256;
 
 rrt::CallableBuilder scale_then_add() {
   rrt::CallableBuilder b;
-  const rrt::Operand x = b.param("x", RRT_DTYPE_F32, {kN}, RRT_DIR_IN);
-  const rrt::Operand y = b.param("y", RRT_DTYPE_F32, {kN}, RRT_DIR_OUT);
-  const rrt::Operand scaled = b.intermediate("scaled", RRT_DTYPE_F32, {kN});
+  const rrt::Operand x = b.param("x", RRT_DTYPE_F32, {kTraceFloats}, RRT_DIR_IN);
+  const rrt::Operand y = b.param("y", RRT_DTYPE_F32, {kTraceFloats}, RRT_DIR_OUT);
+  const rrt::Operand scaled = b.intermediate("scaled", RRT_DTYPE_F32, {kTraceFloats});
   b.task("scale", {x, scaled, rrt::Operand::immediate_f32(2.0F)});
   b.task("add", {scaled, x, y});
   return b;
@@ -28,8 +28,8 @@ rrt::CallableBuilder scale_then_add() {
 
 rrt::CallableBuilder silu_only() {
   rrt::CallableBuilder b;
-  const rrt::Operand x = b.param("x", RRT_DTYPE_F32, {kN}, RRT_DIR_IN);
-  const rrt::Operand y = b.param("y", RRT_DTYPE_F32, {kN}, RRT_DIR_OUT);
+  const rrt::Operand x = b.param("x", RRT_DTYPE_F32, {kTraceFloats}, RRT_DIR_IN);
+  const rrt::Operand y = b.param("y", RRT_DTYPE_F32, {kTraceFloats}, RRT_DIR_OUT);
   b.task("silu", {x, y});
   return b;
 }
@@ -57,7 +57,7 @@ struct TwoLaunchReplay {
     first_id = ctx.prepare(first);
     second_id = ctx.prepare(second);
     args.device(x).device(y);
-    x.upload(std::vector<float>(kN, 1.0F));
+    x.upload(std::vector<float>(kTraceFloats, 1.0F));
     graph = stream.capture([&] {
       ctx.launch(first_id, args, stream);
       ctx.launch(second_id, args, stream);
@@ -69,8 +69,8 @@ struct TwoLaunchReplay {
   rrt::CallableBuilder second = silu_only();
   rrt::CallableId first_id;
   rrt::CallableId second_id;
-  rrt::DeviceBuffer x = ctx.allocate(kN * sizeof(float));
-  rrt::DeviceBuffer y = ctx.allocate(kN * sizeof(float));
+  rrt::DeviceBuffer x = ctx.allocate(kTraceFloats * sizeof(float));
+  rrt::DeviceBuffer y = ctx.allocate(kTraceFloats * sizeof(float));
   rrt::Stream stream = ctx.stream();
   rrt::Args args;
   rrt::Graph graph;

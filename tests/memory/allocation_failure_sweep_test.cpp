@@ -23,7 +23,7 @@
 namespace replayrt {
 namespace {
 
-constexpr std::uint64_t kKiB = 1024;
+constexpr std::uint64_t kSweepKiB = 1024;
 constexpr int kSlots = 2;
 
 struct Slot {
@@ -66,7 +66,7 @@ void add_block(const GuardedBlock &block, PublishedCore *state) {
 }
 
 // Every published address with its capacity.
-PublishedCore published_state(const MemoryCore &core) {
+PublishedCore core_published_state(const MemoryCore &core) {
   PublishedCore state;
   for (const auto &slot : core.slots) {
     for (int r = 0; r < kBankRegionCount; ++r) {
@@ -84,7 +84,7 @@ PublishedCore published_state(const MemoryCore &core) {
   return state;
 }
 
-std::vector<const void *> live_addresses(const PublishedCore &state) {
+std::vector<const void *> core_live_addresses(const PublishedCore &state) {
   std::vector<const void *> addresses;
   for (const PublishedBlock &block : state.blocks) {
     if (block.base != nullptr) {
@@ -94,7 +94,7 @@ std::vector<const void *> live_addresses(const PublishedCore &state) {
   return addresses;
 }
 
-using Step = testing::SweepStep<MemoryCore>;
+using CoreStep = testing::SweepStep<MemoryCore>;
 
 // The shape of kernel init's commit: slot 0's bank, staging blocks and store, and the
 // collectors, in one transaction.
@@ -106,7 +106,7 @@ struct InitPlan {
   std::uint32_t profile_tasks = 0;
 };
 
-Step init(InitPlan plan) {
+CoreStep init(InitPlan plan) {
   return [=](MemoryCore &core) {
     Slot &slot = *core.slots[0];
     BlockTransaction txn;
@@ -135,7 +135,7 @@ struct RunPlan {
   std::uint32_t profile_tasks = 0;
 };
 
-Step run(RunPlan plan) {
+CoreStep run(RunPlan plan) {
   return [=](MemoryCore &core) {
     Slot &slot = *core.slots[plan.slot];
     BlockTransaction txn;
@@ -158,78 +158,80 @@ Step run(RunPlan plan) {
   };
 }
 
-Step reserve_retained(int slot, std::uint64_t required) {
+CoreStep reserve_retained(int slot, std::uint64_t required) {
   return [=](MemoryCore &core) { return core.slots[slot]->retained.reserve(required); };
 }
 
-Step commit_bank(int slot, BankRequest request) {
+CoreStep commit_bank(int slot, BankRequest request) {
   return [=](MemoryCore &core) { return core.slots[slot]->bank.commit(request); };
 }
 
-std::vector<Step> scenario(ExecutionMode mode) {
+std::vector<CoreStep> core_scenario(ExecutionMode mode) {
   if (mode == ExecutionMode::kProgram) {
     return {
-        commit_bank(0, {64 * kKiB, 8 * kKiB, 16 * kKiB}),
-        reserve_retained(0, 2 * kKiB),
+        commit_bank(0, {64 * kSweepKiB, 8 * kSweepKiB, 16 * kSweepKiB}),
+        reserve_retained(0, 2 * kSweepKiB),
         run({.slot = 1,
-             .staging = kKiB,
-             .bank = {64 * kKiB, 8 * kKiB, 16 * kKiB},
+             .staging = kSweepKiB,
+             .bank = {64 * kSweepKiB, 8 * kSweepKiB, 16 * kSweepKiB},
              .profile_tasks = 8}),
         run({.slot = 0,
-             .staging = 4 * kKiB,
-             .bank = {128 * kKiB, 8 * kKiB, 32 * kKiB},
+             .staging = 4 * kSweepKiB,
+             .bank = {128 * kSweepKiB, 8 * kSweepKiB, 32 * kSweepKiB},
              .profile_tasks = 16}),
         run({.slot = 0,
              .host_build = true,
-             .staging = 2 * kKiB,
-             .bank = {128 * kKiB, 0, 32 * kKiB},
+             .staging = 2 * kSweepKiB,
+             .bank = {128 * kSweepKiB, 0, 32 * kSweepKiB},
              .definition_key = 1,
              .definition_bytes = 3000}),
         run({.slot = 0,
              .host_build = true,
-             .staging = 2 * kKiB,
-             .bank = {128 * kKiB, 0, 32 * kKiB},
+             .staging = 2 * kSweepKiB,
+             .bank = {128 * kSweepKiB, 0, 32 * kSweepKiB},
              .definition_key = 2,
              .definition_bytes = 5000,
              .profile_tasks = 64}),
         run({.slot = 0,
              .host_build = true,
-             .staging = 2 * kKiB,
-             .bank = {128 * kKiB, 0, 32 * kKiB},
+             .staging = 2 * kSweepKiB,
+             .bank = {128 * kSweepKiB, 0, 32 * kSweepKiB},
              .definition_key = 1,
              .definition_bytes = 3000}),
-        commit_bank(1, {32 * kKiB, 16 * kKiB, 16 * kKiB}),
-        reserve_retained(1, 8 * kKiB),
+        commit_bank(1, {32 * kSweepKiB, 16 * kSweepKiB, 16 * kSweepKiB}),
+        reserve_retained(1, 8 * kSweepKiB),
     };
   }
   return {
-      init({.bank = {64 * kKiB, 8 * kKiB, 16 * kKiB},
-            .retained = 4 * kKiB,
-            .definitions = 8 * kKiB,
-            .host_staging = 2 * kKiB,
+      init({.bank = {64 * kSweepKiB, 8 * kSweepKiB, 16 * kSweepKiB},
+            .retained = 4 * kSweepKiB,
+            .definitions = 8 * kSweepKiB,
+            .host_staging = 2 * kSweepKiB,
             .profile_tasks = 16}),
       run({.slot = 0,
-           .staging = 4 * kKiB,
-           .bank = {64 * kKiB, 8 * kKiB, 16 * kKiB},
+           .staging = 4 * kSweepKiB,
+           .bank = {64 * kSweepKiB, 8 * kSweepKiB, 16 * kSweepKiB},
            .profile_tasks = 16}),
       run({.slot = 0,
            .host_build = true,
-           .staging = 2 * kKiB,
-           .bank = {32 * kKiB, 0, 16 * kKiB},
+           .staging = 2 * kSweepKiB,
+           .bank = {32 * kSweepKiB, 0, 16 * kSweepKiB},
            .definition_key = 1,
            .definition_bytes = 3000,
            .profile_tasks = 8}),
-      reserve_retained(1, kKiB),
-      run({.slot = 1, .staging = kKiB, .bank = {64 * kKiB, 8 * kKiB, 16 * kKiB}}),
+      reserve_retained(1, kSweepKiB),
+      run({.slot = 1,
+           .staging = kSweepKiB,
+           .bank = {64 * kSweepKiB, 8 * kSweepKiB, 16 * kSweepKiB}}),
       run({.slot = 1,
            .host_build = true,
-           .staging = kKiB,
+           .staging = kSweepKiB,
            .bank = {},
            .definition_key = 1,
            .definition_bytes = 1000}),
       run({.slot = 0,
            .host_build = true,
-           .staging = 2 * kKiB,
+           .staging = 2 * kSweepKiB,
            .bank = {},
            .definition_key = 2,
            .definition_bytes = 4000}),
@@ -237,15 +239,15 @@ std::vector<Step> scenario(ExecutionMode mode) {
 }
 
 testing::SweepSubject<MemoryCore, PublishedCore> core_subject() {
-  return {[](BlockHost &host) { return std::make_unique<MemoryCore>(host); }, published_state,
-          live_addresses};
+  return {[](BlockHost &host) { return std::make_unique<MemoryCore>(host); }, core_published_state,
+          core_live_addresses};
 }
 
 class AllocationFailureSweepTest : public ::testing::TestWithParam<testing::SweepParam> {};
 
 TEST_P(AllocationFailureSweepTest, EveryAllocationPointFailsWithoutSideEffects) {
   const auto [mode, throws] = GetParam();
-  testing::sweep_allocation_failures(core_subject(), scenario(mode), mode, throws, 10);
+  testing::sweep_allocation_failures(core_subject(), core_scenario(mode), mode, throws, 10);
 }
 
 INSTANTIATE_TEST_SUITE_P(ModesAndFailureKinds, AllocationFailureSweepTest, testing::sweep_params(),
@@ -270,8 +272,11 @@ TEST_P(GuardedBlockSweepTest, EveryAllocationPointFailsWithoutSideEffects) {
   std::vector<testing::SweepStep<GuardedBlock>> steps;
   const std::vector<std::uint64_t> sizes =
       mode == ExecutionMode::kProgram
-          ? std::vector<std::uint64_t>{kKiB, 0, 2 * kKiB, kKiB, 8 * kKiB, 8 * kKiB, 64 * kKiB}
-          : std::vector<std::uint64_t>{0, 4 * kKiB, kKiB, 4 * kKiB, 0};
+          ? std::vector<std::uint64_t>{kSweepKiB,     0,
+                                       2 * kSweepKiB, kSweepKiB,
+                                       8 * kSweepKiB, 8 * kSweepKiB,
+                                       64 * kSweepKiB}
+          : std::vector<std::uint64_t>{0, 4 * kSweepKiB, kSweepKiB, 4 * kSweepKiB, 0};
   for (const std::uint64_t bytes : sizes) {
     steps.emplace_back([=](GuardedBlock &block) { return block.reserve(bytes); });
   }

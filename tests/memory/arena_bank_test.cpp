@@ -18,8 +18,9 @@ using testing::kKernel;
 using testing::kLaunch;
 using testing::kProgram;
 
-constexpr std::uint64_t kKiB = 1024;
-constexpr BankRequest kPlan{.gm_heap = 64 * kKiB, .gm_sm = 8 * kKiB, .runtime_pool = 16 * kKiB};
+constexpr std::uint64_t kBankKiB = 1024;
+constexpr BankRequest kPlan{
+    .gm_heap = 64 * kBankKiB, .gm_sm = 8 * kBankKiB, .runtime_pool = 16 * kBankKiB};
 constexpr std::array<BankRegion, kBankRegionCount> kRegions = {
     BankRegion::kGmHeap, BankRegion::kGmSm, BankRegion::kRuntimePool};
 
@@ -284,18 +285,18 @@ TEST_F(ArenaBankTest, ProgramGrowthStagesEveryNewBlockBeforeFreeingAnOldOne) {
 TEST_F(ArenaBankTest, PlanJoinsTheCallersTransaction) {
   GuardedBlock staging(host, GrowthPoint::kRetainedStaging);
   host.set_context(kKernel);
-  ASSERT_TRUE(staging.reserve(kKiB).is_ok());
+  ASSERT_TRUE(staging.reserve(kBankKiB).is_ok());
   {
     BlockTransaction txn;
     ASSERT_TRUE(bank.plan(txn, kPlan).is_ok());
-    EXPECT_EQ(txn.add(staging, 2 * kKiB).growth_point(), GrowthPoint::kRetainedStaging);
+    EXPECT_EQ(txn.add(staging, 2 * kBankKiB).growth_point(), GrowthPoint::kRetainedStaging);
   }
   EXPECT_EQ(bank.bases(), BankBases{});
   EXPECT_EQ(host.counters().allocation_calls, 1u);
 
   BlockTransaction txn;
   ASSERT_TRUE(bank.plan(txn, kPlan).is_ok());
-  ASSERT_TRUE(txn.add(staging, kKiB).is_ok());
+  ASSERT_TRUE(txn.add(staging, kBankKiB).is_ok());
   ASSERT_TRUE(txn.commit().is_ok());
   EXPECT_TRUE(same_request(bank.capacities(), kPlan));
 }

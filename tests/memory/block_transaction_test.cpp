@@ -24,7 +24,7 @@ using testing::expect_refusal;
 using testing::kKernel;
 using testing::kProgram;
 
-constexpr std::uint64_t kKiB = 1024;
+constexpr std::uint64_t kTransactionKiB = 1024;
 
 struct Published {
   void *base;
@@ -47,27 +47,27 @@ class BlockTransactionTest : public ::testing::Test {
 
 TEST_F(BlockTransactionTest, CommitSizesEveryBlock) {
   BlockTransaction txn;
-  ASSERT_TRUE(txn.add(first, kKiB).is_ok());
-  ASSERT_TRUE(txn.add(second, 2 * kKiB).is_ok());
+  ASSERT_TRUE(txn.add(first, kTransactionKiB).is_ok());
+  ASSERT_TRUE(txn.add(second, 2 * kTransactionKiB).is_ok());
   ASSERT_TRUE(txn.add(third, 0).is_ok());
   EXPECT_EQ(host.allocate_calls(), 0u) << "add() only plans";
   ASSERT_TRUE(txn.commit().is_ok());
-  EXPECT_EQ(first.capacity(), kKiB);
-  EXPECT_EQ(second.capacity(), 2 * kKiB);
+  EXPECT_EQ(first.capacity(), kTransactionKiB);
+  EXPECT_EQ(second.capacity(), 2 * kTransactionKiB);
   EXPECT_FALSE(third.is_published());
   EXPECT_EQ(host.counters().allocation_calls, 2u);
 }
 
 TEST_F(BlockTransactionTest, KeepOnlyTransactionAllocatesAndFreesNothing) {
-  ASSERT_TRUE(first.reserve(2 * kKiB).is_ok());
-  ASSERT_TRUE(second.reserve(2 * kKiB).is_ok());
+  ASSERT_TRUE(first.reserve(2 * kTransactionKiB).is_ok());
+  ASSERT_TRUE(second.reserve(2 * kTransactionKiB).is_ok());
   const auto held = published();
   const MemoryCounters before = host.counters();
   for (const GrowthContext context : {kProgram, kKernel, testing::kLaunch}) {
     host.set_context(context);
     BlockTransaction txn;
-    ASSERT_TRUE(txn.add(first, 2 * kKiB).is_ok());
-    ASSERT_TRUE(txn.add(second, kKiB).is_ok());
+    ASSERT_TRUE(txn.add(first, 2 * kTransactionKiB).is_ok());
+    ASSERT_TRUE(txn.add(second, kTransactionKiB).is_ok());
     ASSERT_TRUE(txn.add(third, 0).is_ok());
     ASSERT_TRUE(txn.commit().is_ok());
     EXPECT_EQ(published(), held);
@@ -80,14 +80,15 @@ TEST_F(BlockTransactionTest, KeepOnlyTransactionAllocatesAndFreesNothing) {
 // block, which would have been a legal first allocation, is never allocated.
 TEST_F(BlockTransactionTest, RefusalOfTheSecondBlockLeavesTheFirstUntouched) {
   host.set_context(kKernel);
-  ASSERT_TRUE(second.reserve(kKiB).is_ok());
+  ASSERT_TRUE(second.reserve(kTransactionKiB).is_ok());
   const auto held = published();
   const std::uint64_t calls_before = host.allocate_calls();
   {
     BlockTransaction txn;
-    ASSERT_TRUE(txn.add(first, 4 * kKiB).is_ok());
+    ASSERT_TRUE(txn.add(first, 4 * kTransactionKiB).is_ok());
     EXPECT_TRUE(first.needs_backing());
-    expect_refusal(txn.add(second, 2 * kKiB), GrowthPoint::kGraphDefinition, 2 * kKiB, kKiB);
+    expect_refusal(txn.add(second, 2 * kTransactionKiB), GrowthPoint::kGraphDefinition,
+                   2 * kTransactionKiB, kTransactionKiB);
   }
   EXPECT_FALSE(first.needs_backing()) << "the destroyed transaction undid the first plan";
   EXPECT_EQ(published(), held);
@@ -99,19 +100,19 @@ TEST_F(BlockTransactionTest, RefusalOfTheSecondBlockLeavesTheFirstUntouched) {
   EXPECT_EQ(host.total_refusals(), 1u);
 
   // Both blocks stay usable.
-  ASSERT_TRUE(first.reserve(4 * kKiB).is_ok());
-  ASSERT_TRUE(second.reserve(kKiB).is_ok());
+  ASSERT_TRUE(first.reserve(4 * kTransactionKiB).is_ok());
+  ASSERT_TRUE(second.reserve(kTransactionKiB).is_ok());
   EXPECT_EQ(second.base(), held[1].base);
 }
 
 TEST_F(BlockTransactionTest, DestroyedBeforeCommitUndoesEveryPlan) {
-  ASSERT_TRUE(second.reserve(kKiB).is_ok());
+  ASSERT_TRUE(second.reserve(kTransactionKiB).is_ok());
   const auto held = published();
   {
     BlockTransaction txn;
-    ASSERT_TRUE(txn.add(first, kKiB).is_ok());
-    ASSERT_TRUE(txn.add(second, 4 * kKiB).is_ok());
-    ASSERT_TRUE(txn.add(third, kKiB).is_ok());
+    ASSERT_TRUE(txn.add(first, kTransactionKiB).is_ok());
+    ASSERT_TRUE(txn.add(second, 4 * kTransactionKiB).is_ok());
+    ASSERT_TRUE(txn.add(third, kTransactionKiB).is_ok());
   }
   EXPECT_FALSE(first.needs_backing());
   EXPECT_FALSE(second.needs_backing());
@@ -135,25 +136,25 @@ TEST_P(BlockTransactionFailureTest, AllocationFailureOfTheSecondStagedBlockChang
     GuardedBlock first(host, GrowthPoint::kArenaGmHeap);
     GuardedBlock second(host, GrowthPoint::kArenaGmSm);
     GuardedBlock third(host, GrowthPoint::kArenaRuntimePool);
-    ASSERT_TRUE(first.reserve(kKiB).is_ok());
-    ASSERT_TRUE(second.reserve(kKiB).is_ok());
+    ASSERT_TRUE(first.reserve(kTransactionKiB).is_ok());
+    ASSERT_TRUE(second.reserve(kTransactionKiB).is_ok());
     void *const first_base = first.base();
     void *const second_base = second.base();
     const MemoryCounters before = host.counters();
 
     host.fail_nth_allocation(2, GetParam());
     BlockTransaction txn;
-    ASSERT_TRUE(txn.add(first, 4 * kKiB).is_ok());
-    ASSERT_TRUE(txn.add(second, 4 * kKiB).is_ok());
-    ASSERT_TRUE(txn.add(third, 4 * kKiB).is_ok());
+    ASSERT_TRUE(txn.add(first, 4 * kTransactionKiB).is_ok());
+    ASSERT_TRUE(txn.add(second, 4 * kTransactionKiB).is_ok());
+    ASSERT_TRUE(txn.add(third, 4 * kTransactionKiB).is_ok());
     const Status failed = txn.commit();
     EXPECT_EQ(failed.code(), RRT_ERR_OUT_OF_MEMORY);
     EXPECT_FALSE(failed.is_capacity_refusal());
 
     EXPECT_EQ(first.base(), first_base);
-    EXPECT_EQ(first.capacity(), kKiB);
+    EXPECT_EQ(first.capacity(), kTransactionKiB);
     EXPECT_EQ(second.base(), second_base);
-    EXPECT_EQ(second.capacity(), kKiB);
+    EXPECT_EQ(second.capacity(), kTransactionKiB);
     EXPECT_FALSE(third.is_published());
     EXPECT_TRUE(host.is_live(first_base));
     EXPECT_TRUE(host.is_live(second_base));
@@ -167,11 +168,11 @@ TEST_P(BlockTransactionFailureTest, AllocationFailureOfTheSecondStagedBlockChang
     EXPECT_FALSE(third.needs_backing());
 
     BlockTransaction retry;
-    ASSERT_TRUE(retry.add(first, 4 * kKiB).is_ok());
-    ASSERT_TRUE(retry.add(second, 4 * kKiB).is_ok());
-    ASSERT_TRUE(retry.add(third, 4 * kKiB).is_ok());
+    ASSERT_TRUE(retry.add(first, 4 * kTransactionKiB).is_ok());
+    ASSERT_TRUE(retry.add(second, 4 * kTransactionKiB).is_ok());
+    ASSERT_TRUE(retry.add(third, 4 * kTransactionKiB).is_ok());
     ASSERT_TRUE(retry.commit().is_ok());
-    EXPECT_EQ(third.capacity(), 4 * kKiB);
+    EXPECT_EQ(third.capacity(), 4 * kTransactionKiB);
   }
   EXPECT_EQ(host.counters().allocation_calls, host.counters().free_calls);
   EXPECT_EQ(host.counters().live_bytes, 0u);
@@ -187,7 +188,7 @@ TEST_P(BlockTransactionFailureTest, FailedFirstAllocationsLeaveEveryBlockEmpty) 
     host.fail_nth_allocation(n, GetParam());
     BlockTransaction txn;
     for (GuardedBlock &block : blocks) {
-      ASSERT_TRUE(txn.add(block, kKiB).is_ok());
+      ASSERT_TRUE(txn.add(block, kTransactionKiB).is_ok());
     }
     EXPECT_EQ(txn.commit().code(), RRT_ERR_OUT_OF_MEMORY);
     for (const GuardedBlock &block : blocks) {
@@ -204,25 +205,25 @@ INSTANTIATE_TEST_SUITE_P(NullAndThrow, BlockTransactionFailureTest, ::testing::B
                          });
 
 TEST_F(BlockTransactionTest, HostRefusalWhileStagingAbortsEveryStagedBlock) {
-  ASSERT_TRUE(first.reserve(kKiB).is_ok());
+  ASSERT_TRUE(first.reserve(kTransactionKiB).is_ok());
   const auto held = published();
   host.refuse_nth_allocation(2);
   BlockTransaction txn;
-  ASSERT_TRUE(txn.add(first, 2 * kKiB).is_ok());
-  ASSERT_TRUE(txn.add(second, 2 * kKiB).is_ok());
+  ASSERT_TRUE(txn.add(first, 2 * kTransactionKiB).is_ok());
+  ASSERT_TRUE(txn.add(second, 2 * kTransactionKiB).is_ok());
   const Status refused = txn.commit();
   EXPECT_TRUE(refused.is_capacity_refusal());
   EXPECT_EQ(published(), held);
   EXPECT_EQ(second.refusals(), 1u);
-  EXPECT_EQ(host.counters().live_bytes, kKiB);
+  EXPECT_EQ(host.counters().live_bytes, kTransactionKiB);
 }
 
 // Publish all, then free superseded backings: when the first old backing is freed, every
 // block already publishes its new backing, and every other old backing is still live.
 TEST_F(BlockTransactionTest, PublishesEveryBlockBeforeFreeingAnySupersededBacking) {
-  ASSERT_TRUE(first.reserve(kKiB).is_ok());
-  ASSERT_TRUE(second.reserve(kKiB).is_ok());
-  ASSERT_TRUE(third.reserve(kKiB).is_ok());
+  ASSERT_TRUE(first.reserve(kTransactionKiB).is_ok());
+  ASSERT_TRUE(second.reserve(kTransactionKiB).is_ok());
+  ASSERT_TRUE(third.reserve(kTransactionKiB).is_ok());
   const auto old = published();
   std::vector<const void *> freed;
   host.on_free([&](const void *ptr) {
@@ -237,9 +238,9 @@ TEST_F(BlockTransactionTest, PublishesEveryBlockBeforeFreeingAnySupersededBackin
   });
 
   BlockTransaction txn;
-  ASSERT_TRUE(txn.add(first, 2 * kKiB).is_ok());
-  ASSERT_TRUE(txn.add(second, 2 * kKiB).is_ok());
-  ASSERT_TRUE(txn.add(third, 2 * kKiB).is_ok());
+  ASSERT_TRUE(txn.add(first, 2 * kTransactionKiB).is_ok());
+  ASSERT_TRUE(txn.add(second, 2 * kTransactionKiB).is_ok());
+  ASSERT_TRUE(txn.add(third, 2 * kTransactionKiB).is_ok());
   ASSERT_TRUE(txn.commit().is_ok());
   host.on_free(nullptr);
   EXPECT_EQ(freed, (std::vector<const void *>{old[0].base, old[1].base, old[2].base}));
@@ -252,7 +253,7 @@ TEST_F(BlockTransactionTest, PublishesEveryBlockBeforeFreeingAnySupersededBackin
     EXPECT_EQ(commit_events[static_cast<std::size_t>(i) + 3].kind, EventKind::kFree);
   }
   EXPECT_EQ(first.base_changes() + second.base_changes() + third.base_changes(), 3u);
-  EXPECT_EQ(host.counters().peak_live_bytes, 9 * kKiB);
+  EXPECT_EQ(host.counters().peak_live_bytes, 9 * kTransactionKiB);
 }
 
 TEST_F(BlockTransactionTest, AddingPastTheLimitAborts) {
@@ -274,9 +275,9 @@ TEST_F(BlockTransactionTest, AddingAfterCommitAborts) {
   EXPECT_DEATH(
       {
         BlockTransaction txn;
-        (void)txn.add(first, kKiB);
+        (void)txn.add(first, kTransactionKiB);
         (void)txn.commit();
-        (void)txn.add(second, kKiB);
+        (void)txn.add(second, kTransactionKiB);
       },
       "");
 }
@@ -286,11 +287,11 @@ TEST_F(BlockTransactionTest, TheLimitHoldsKMaxBlocks) {
   BlockTransaction txn;
   for (std::size_t i = 0; i < BlockTransaction::kMaxBlocks; ++i) {
     blocks.push_back(std::make_unique<GuardedBlock>(host, GrowthPoint::kHostStaging));
-    ASSERT_TRUE(txn.add(*blocks.back(), kKiB).is_ok());
+    ASSERT_TRUE(txn.add(*blocks.back(), kTransactionKiB).is_ok());
   }
   ASSERT_TRUE(txn.commit().is_ok());
   for (const auto &block : blocks) {
-    EXPECT_EQ(block->capacity(), kKiB);
+    EXPECT_EQ(block->capacity(), kTransactionKiB);
   }
 }
 
@@ -307,7 +308,7 @@ struct Blocks {
   std::unique_ptr<GuardedBlock> blocks[4];
 };
 
-std::vector<Published> published_state(const Blocks &set) {
+std::vector<Published> blocks_published_state(const Blocks &set) {
   std::vector<Published> state;
   for (const auto &block : set.blocks) {
     state.push_back({block->base(), block->capacity()});
@@ -315,7 +316,7 @@ std::vector<Published> published_state(const Blocks &set) {
   return state;
 }
 
-std::vector<const void *> live_addresses(const std::vector<Published> &state) {
+std::vector<const void *> blocks_live_addresses(const std::vector<Published> &state) {
   std::vector<const void *> addresses;
   for (const Published &block : state) {
     if (block.base != nullptr) {
@@ -325,9 +326,9 @@ std::vector<const void *> live_addresses(const std::vector<Published> &state) {
   return addresses;
 }
 
-using Step = testing::SweepStep<Blocks>;
+using BlocksStep = testing::SweepStep<Blocks>;
 
-Step size_all(std::array<std::uint64_t, 4> required) {
+BlocksStep size_all(std::array<std::uint64_t, 4> required) {
   return [=](Blocks &set) {
     BlockTransaction txn;
     for (std::size_t i = 0; i < required.size(); ++i) {
@@ -337,33 +338,34 @@ Step size_all(std::array<std::uint64_t, 4> required) {
   };
 }
 
-std::vector<Step> scenario(ExecutionMode mode) {
+std::vector<BlocksStep> blocks_scenario(ExecutionMode mode) {
   if (mode == ExecutionMode::kProgram) {
     return {
-        size_all({4 * kKiB, kKiB, 0, 2 * kKiB}),
-        size_all({4 * kKiB, 2 * kKiB, kKiB, 0}),
-        size_all({8 * kKiB, 2 * kKiB, 4 * kKiB, 8 * kKiB}),
-        size_all({kKiB, kKiB, kKiB, kKiB}),
-        size_all({16 * kKiB, 0, 0, 16 * kKiB}),
+        size_all({4 * kTransactionKiB, kTransactionKiB, 0, 2 * kTransactionKiB}),
+        size_all({4 * kTransactionKiB, 2 * kTransactionKiB, kTransactionKiB, 0}),
+        size_all(
+            {8 * kTransactionKiB, 2 * kTransactionKiB, 4 * kTransactionKiB, 8 * kTransactionKiB}),
+        size_all({kTransactionKiB, kTransactionKiB, kTransactionKiB, kTransactionKiB}),
+        size_all({16 * kTransactionKiB, 0, 0, 16 * kTransactionKiB}),
     };
   }
   return {
-      size_all({4 * kKiB, 0, 2 * kKiB, 0}),
-      size_all({4 * kKiB, kKiB, 2 * kKiB, 2 * kKiB}),
-      size_all({kKiB, kKiB, kKiB, kKiB}),
+      size_all({4 * kTransactionKiB, 0, 2 * kTransactionKiB, 0}),
+      size_all({4 * kTransactionKiB, kTransactionKiB, 2 * kTransactionKiB, 2 * kTransactionKiB}),
+      size_all({kTransactionKiB, kTransactionKiB, kTransactionKiB, kTransactionKiB}),
   };
 }
 
 testing::SweepSubject<Blocks, std::vector<Published>> blocks_subject() {
-  return {[](BlockHost &host) { return std::make_unique<Blocks>(host); }, published_state,
-          live_addresses};
+  return {[](BlockHost &host) { return std::make_unique<Blocks>(host); }, blocks_published_state,
+          blocks_live_addresses};
 }
 
 class BlockTransactionSweepTest : public ::testing::TestWithParam<testing::SweepParam> {};
 
 TEST_P(BlockTransactionSweepTest, EveryAllocationPointFailsWithoutSideEffects) {
   const auto [mode, throws] = GetParam();
-  testing::sweep_allocation_failures(blocks_subject(), scenario(mode), mode, throws, 4);
+  testing::sweep_allocation_failures(blocks_subject(), blocks_scenario(mode), mode, throws, 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(ModesAndFailureKinds, BlockTransactionSweepTest, testing::sweep_params(),

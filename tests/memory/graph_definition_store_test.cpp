@@ -26,7 +26,7 @@ using testing::kLaunch;
 using testing::kProgram;
 
 constexpr std::uint64_t kAlign = GraphDefinitionStore::kAlignment;
-constexpr std::uint64_t kKiB = 1024;
+constexpr std::uint64_t kStoreKiB = 1024;
 
 using Placement = GraphDefinitionStore::Placement;
 using Pending = GraphDefinitionStore::Pending;
@@ -93,7 +93,7 @@ TEST_F(GraphDefinitionStoreTest, StartsEmptyOnItsGrowthPoint) {
 TEST_F(GraphDefinitionStoreTest, StoredKeysListEachPlacementWithItsOffsetBindingAndUpload) {
   using StoredKey = GraphDefinitionStore::StoredKey;
   EXPECT_TRUE(store.stored_keys().empty());
-  ASSERT_TRUE(store.block().reserve(8 * kKiB).is_ok());
+  ASSERT_TRUE(store.block().reserve(8 * kStoreKiB).is_ok());
   Placement placement;
   ASSERT_TRUE(place(store, 9, 1000, &placement, 5).is_ok());
   Pending pending = store.plan(4, 100);
@@ -108,7 +108,7 @@ TEST_F(GraphDefinitionStoreTest, StoredKeysListEachPlacementWithItsOffsetBinding
 // ---- program mode ------------------------------------------------------------------------
 
 TEST_F(GraphDefinitionStoreTest, ProgramModePlacesNewKeysBehindEarlierOnesWhileTheyFit) {
-  ASSERT_TRUE(store.block().reserve(8 * kKiB).is_ok());
+  ASSERT_TRUE(store.block().reserve(8 * kStoreKiB).is_ok());
   void *const block = store.block().base();
   Placement first;
   Placement second;
@@ -170,23 +170,23 @@ TEST_F(GraphDefinitionStoreTest, EmptyStoreFirstAllocationIsSizedForTheDefinitio
 // Growth asks for the stored definitions plus the new one; the fresh block forgets the old
 // keys, places the new one at offset 0, and has room behind it for the ones that follow.
 TEST_F(GraphDefinitionStoreTest, ProgramModeGrowthPlacesTheNewKeyAtZeroWithRoomForTheRest) {
-  ASSERT_TRUE(store.block().reserve(4 * kKiB).is_ok());
+  ASSERT_TRUE(store.block().reserve(4 * kStoreKiB).is_ok());
   Placement placed;
   ASSERT_TRUE(place(store, 1, 1000, &placed).is_ok());
   ASSERT_TRUE(place(store, 2, 1000, &placed).is_ok());
   void *const old_block = store.block().base();
   const MemoryCounters before = host.counters();
 
-  Pending pending = store.plan(3, 16 * kKiB);
-  EXPECT_EQ(pending.required, 2 * kAlign + 16 * kKiB);
+  Pending pending = store.plan(3, 16 * kStoreKiB);
+  EXPECT_EQ(pending.required, 2 * kAlign + 16 * kStoreKiB);
   ASSERT_TRUE(store.block().reserve(pending.required).is_ok());
   const Placement grown = store.place(std::move(pending), 0, false);
   EXPECT_TRUE(grown.needs_upload);
-  (void)store.place(store.plan(3, 16 * kKiB), 0, true);
+  (void)store.place(store.plan(3, 16 * kStoreKiB), 0, true);
   EXPECT_NE(grown.address, old_block);
   EXPECT_EQ(grown.address, store.block().base());
-  EXPECT_EQ(store.block().capacity(), 2 * kAlign + 16 * kKiB);
-  EXPECT_EQ(store.used(), 16 * kKiB);
+  EXPECT_EQ(store.block().capacity(), 2 * kAlign + 16 * kStoreKiB);
+  EXPECT_EQ(store.used(), 16 * kStoreKiB);
   EXPECT_FALSE(store.holds(1));
   EXPECT_FALSE(store.holds(2));
   EXPECT_TRUE(store.holds(3));
@@ -195,16 +195,16 @@ TEST_F(GraphDefinitionStoreTest, ProgramModeGrowthPlacesTheNewKeyAtZeroWithRoomF
   EXPECT_EQ(store.block().frees(), 1u);
   EXPECT_FALSE(host.is_live(old_block));
   // The new block is live before the old one is freed.
-  EXPECT_GE(host.counters().peak_live_bytes, before.live_bytes + 16 * kKiB);
-  EXPECT_EQ(stored(3, 16 * kKiB).address, grown.address);
+  EXPECT_GE(host.counters().peak_live_bytes, before.live_bytes + 16 * kStoreKiB);
+  EXPECT_EQ(stored(3, 16 * kStoreKiB).address, grown.address);
 
   // The forgotten definitions come back behind it without another allocation.
   Placement again;
   ASSERT_TRUE(place(store, 1, 1000, &again).is_ok());
   EXPECT_TRUE(again.needs_upload);
-  EXPECT_EQ(again.address, byte_at(grown.address, 16 * kKiB));
+  EXPECT_EQ(again.address, byte_at(grown.address, 16 * kStoreKiB));
   ASSERT_TRUE(place(store, 2, 1000, &again).is_ok());
-  EXPECT_EQ(again.address, byte_at(grown.address, 17 * kKiB));
+  EXPECT_EQ(again.address, byte_at(grown.address, 17 * kStoreKiB));
   EXPECT_EQ(store.block().allocations(), 2u);
   EXPECT_EQ(store.block().base_changes(), 1u);
 }
@@ -250,13 +250,13 @@ TEST_P(GraphDefinitionStoreFailureTest, FailedGrowthKeepsTheOldBlockAndItsKeys) 
   BlockHostRig host;
   {
     GraphDefinitionStore store(host);
-    ASSERT_TRUE(store.block().reserve(4 * kKiB).is_ok());
+    ASSERT_TRUE(store.block().reserve(4 * kStoreKiB).is_ok());
     Placement first;
     ASSERT_TRUE(place(store, 1, 1000, &first).is_ok());
     const StoreState held = StoreState::of(store);
     host.fail_nth_allocation(1, GetParam());
     Placement untouched{reinterpret_cast<void *>(std::uintptr_t{0x40}), false};
-    const Status failed = place(store, 2, 16 * kKiB, &untouched);
+    const Status failed = place(store, 2, 16 * kStoreKiB, &untouched);
     EXPECT_EQ(failed.code(), RRT_ERR_OUT_OF_MEMORY);
     EXPECT_FALSE(failed.is_capacity_refusal());
     EXPECT_EQ(untouched.address, reinterpret_cast<void *>(std::uintptr_t{0x40}));
@@ -269,7 +269,7 @@ TEST_P(GraphDefinitionStoreFailureTest, FailedGrowthKeepsTheOldBlockAndItsKeys) 
     ASSERT_TRUE(place(store, 1, 1000, &again).is_ok());
     EXPECT_EQ(again.address, first.address);
     EXPECT_FALSE(again.needs_upload);
-    ASSERT_TRUE(place(store, 2, 16 * kKiB, &again).is_ok());
+    ASSERT_TRUE(place(store, 2, 16 * kStoreKiB, &again).is_ok());
     EXPECT_TRUE(again.needs_upload);
   }
   EXPECT_EQ(host.counters().allocation_calls, host.counters().free_calls);
@@ -286,7 +286,7 @@ TEST_P(GraphDefinitionStoreFailureTest, FailedFirstAllocationLeavesTheStoreEmpty
   EXPECT_EQ(placed.address, nullptr);
   EXPECT_FALSE(store.holds(1));
   host.fail_nth_allocation(1, GetParam());
-  EXPECT_EQ(store.block().reserve(4 * kKiB).code(), RRT_ERR_OUT_OF_MEMORY);
+  EXPECT_EQ(store.block().reserve(4 * kStoreKiB).code(), RRT_ERR_OUT_OF_MEMORY);
   EXPECT_EQ(StoreState::of(store), StoreState{});
   EXPECT_EQ(host.counters().allocation_calls, 0u);
 
@@ -306,10 +306,10 @@ TEST_P(GraphDefinitionStoreFailureTest, FailedTransactionKeepsEveryStoredKey) {
   const StoreState held = StoreState::of(store);
   host.fail_nth_allocation(2, GetParam());
   {
-    const Pending pending = store.plan(2, 4 * kKiB);
+    const Pending pending = store.plan(2, 4 * kStoreKiB);
     BlockTransaction txn;
     ASSERT_TRUE(txn.add(store.block(), pending.required).is_ok());
-    ASSERT_TRUE(txn.add(staging, 4 * kKiB).is_ok());
+    ASSERT_TRUE(txn.add(staging, 4 * kStoreKiB).is_ok());
     EXPECT_EQ(txn.commit().code(), RRT_ERR_OUT_OF_MEMORY);
   }
   // The store's staged block was allocated and freed again; what it publishes is unchanged.
@@ -358,7 +358,7 @@ TEST_F(GraphDefinitionStoreTest, KernelModeTakesTheFirstAllocationThenRefusesToG
 
 TEST_F(GraphDefinitionStoreTest, KernelModeRefusalKeepsStoredDefinitionsAndTheBlockUsable) {
   host.set_context(kKernel);
-  ASSERT_TRUE(store.block().reserve(4 * kKiB).is_ok());
+  ASSERT_TRUE(store.block().reserve(4 * kStoreKiB).is_ok());
   Placement first;
   Placement second;
   ASSERT_TRUE(place(store, 1, 1000, &first).is_ok());
@@ -368,7 +368,7 @@ TEST_F(GraphDefinitionStoreTest, KernelModeRefusalKeepsStoredDefinitionsAndTheBl
 
   Placement untouched;
   expect_refusal(place(store, 3, 3000, &untouched), GrowthPoint::kGraphDefinition,
-                 2 * kAlign + 3000, 4 * kKiB);
+                 2 * kAlign + 3000, 4 * kStoreKiB);
   EXPECT_EQ(StoreState::of(store), held);
   EXPECT_TRUE(host.is_live(held.address));
   EXPECT_EQ(stored(1, 1000).address, first.address);
@@ -376,25 +376,25 @@ TEST_F(GraphDefinitionStoreTest, KernelModeRefusalKeepsStoredDefinitionsAndTheBl
 
   // A definition that fits is still placed in the same block.
   Placement fitting;
-  ASSERT_TRUE(place(store, 4, 2 * kKiB, &fitting).is_ok());
+  ASSERT_TRUE(place(store, 4, 2 * kStoreKiB, &fitting).is_ok());
   EXPECT_TRUE(fitting.needs_upload);
   EXPECT_EQ(fitting.address, byte_at(held.address, 2 * kAlign));
   EXPECT_EQ(store.block().base(), held.address);
-  EXPECT_EQ(store.used(), 4 * kKiB);
+  EXPECT_EQ(store.used(), 4 * kStoreKiB);
   EXPECT_EQ(host.counters().allocation_calls, before.allocation_calls);
   EXPECT_EQ(host.counters().free_calls, before.free_calls);
 }
 
 TEST_F(GraphDefinitionStoreTest, KernelModeRefusesToReplaceAProgramBuiltBlock) {
   Placement first;
-  ASSERT_TRUE(place(store, 1, 4 * kKiB, &first).is_ok());
+  ASSERT_TRUE(place(store, 1, 4 * kStoreKiB, &first).is_ok());
   const StoreState held = StoreState::of(store);
   host.set_context(kKernel);
   Placement untouched;
-  expect_refusal(place(store, 2, 1, &untouched), GrowthPoint::kGraphDefinition, 4 * kKiB + 1,
-                 4 * kKiB);
+  expect_refusal(place(store, 2, 1, &untouched), GrowthPoint::kGraphDefinition, 4 * kStoreKiB + 1,
+                 4 * kStoreKiB);
   EXPECT_EQ(StoreState::of(store), held);
-  EXPECT_EQ(stored(1, 4 * kKiB).address, first.address);
+  EXPECT_EQ(stored(1, 4 * kStoreKiB).address, first.address);
 }
 
 TEST_F(GraphDefinitionStoreTest, KernelModeFirstAllocationWhileALaunchIsEncodedIsRefused) {
@@ -402,7 +402,8 @@ TEST_F(GraphDefinitionStoreTest, KernelModeFirstAllocationWhileALaunchIsEncodedI
   Placement untouched;
   expect_refusal(place(store, 1, 1000, &untouched), GrowthPoint::kLaunchAllocation, 1000, 0);
   EXPECT_EQ(untouched.address, nullptr);
-  expect_refusal(store.block().reserve(4 * kKiB), GrowthPoint::kLaunchAllocation, 4 * kKiB, 0);
+  expect_refusal(store.block().reserve(4 * kStoreKiB), GrowthPoint::kLaunchAllocation,
+                 4 * kStoreKiB, 0);
   EXPECT_EQ(StoreState::of(store), StoreState{});
   EXPECT_EQ(host.allocate_calls(), 0u);
   EXPECT_EQ(host.refusals(GrowthPoint::kLaunchAllocation), 2u);
@@ -410,7 +411,7 @@ TEST_F(GraphDefinitionStoreTest, KernelModeFirstAllocationWhileALaunchIsEncodedI
 
 TEST_F(GraphDefinitionStoreTest, KernelModeWhileALaunchIsEncodedServesFittingRequests) {
   host.set_context(kKernel);
-  ASSERT_TRUE(store.block().reserve(4 * kKiB).is_ok());
+  ASSERT_TRUE(store.block().reserve(4 * kStoreKiB).is_ok());
   const MemoryCounters before = host.counters();
   host.set_context(kLaunch);
   Placement placed;
@@ -421,7 +422,7 @@ TEST_F(GraphDefinitionStoreTest, KernelModeWhileALaunchIsEncodedServesFittingReq
   const StoreState held = StoreState::of(store);
   Placement untouched;
   expect_refusal(place(store, 2, 4000, &untouched), GrowthPoint::kGraphDefinition, kAlign + 4000,
-                 4 * kKiB);
+                 4 * kStoreKiB);
   EXPECT_EQ(StoreState::of(store), held);
   EXPECT_EQ(host.counters().allocation_calls, before.allocation_calls);
   EXPECT_EQ(host.counters().free_calls, before.free_calls);
@@ -431,33 +432,33 @@ TEST_F(GraphDefinitionStoreTest, KernelModeWhileALaunchIsEncodedServesFittingReq
 
 TEST_F(GraphDefinitionStoreTest, SizingTheBlockAtInitTakesTheFirstAllocationAndPlacesNothing) {
   host.set_context(kKernel);
-  ASSERT_TRUE(store.block().reserve(8 * kKiB).is_ok());
+  ASSERT_TRUE(store.block().reserve(8 * kStoreKiB).is_ok());
   EXPECT_NE(store.block().base(), nullptr);
-  EXPECT_EQ(store.block().capacity(), 8 * kKiB);
+  EXPECT_EQ(store.block().capacity(), 8 * kStoreKiB);
   EXPECT_EQ(store.used(), 0u);
   EXPECT_EQ(store.block().allocations(), 1u);
   Placement placed;
-  ASSERT_TRUE(place(store, 1, 8 * kKiB, &placed).is_ok());
+  ASSERT_TRUE(place(store, 1, 8 * kStoreKiB, &placed).is_ok());
   EXPECT_EQ(placed.address, store.block().base());
   EXPECT_EQ(host.counters().allocation_calls, 1u);
 }
 
 TEST_F(GraphDefinitionStoreTest, SizingAnAlreadySizedBlockKeepsItAndItsKeys) {
   host.set_context(kKernel);
-  ASSERT_TRUE(store.block().reserve(8 * kKiB).is_ok());
+  ASSERT_TRUE(store.block().reserve(8 * kStoreKiB).is_ok());
   Placement placed;
   ASSERT_TRUE(place(store, 1, 1000, &placed).is_ok());
   const StoreState held = StoreState::of(store);
   const MemoryCounters before = host.counters();
-  for (const std::uint64_t bytes : {8 * kKiB, 2 * kKiB, std::uint64_t{0}}) {
+  for (const std::uint64_t bytes : {8 * kStoreKiB, 2 * kStoreKiB, std::uint64_t{0}}) {
     host.set_context(kKernel);
     ASSERT_TRUE(store.block().reserve(bytes).is_ok());
     host.set_context(kLaunch);
     ASSERT_TRUE(store.block().reserve(bytes).is_ok());
   }
   host.set_context(kKernel);
-  expect_refusal(store.block().reserve(32 * kKiB), GrowthPoint::kGraphDefinition, 32 * kKiB,
-                 8 * kKiB);
+  expect_refusal(store.block().reserve(32 * kStoreKiB), GrowthPoint::kGraphDefinition,
+                 32 * kStoreKiB, 8 * kStoreKiB);
   EXPECT_EQ(StoreState::of(store), held);
   EXPECT_EQ(host.counters().allocation_calls, before.allocation_calls);
   EXPECT_EQ(host.counters().free_calls, before.free_calls);
@@ -474,15 +475,15 @@ TEST_F(GraphDefinitionStoreTest, PreflightOfAPlanReturnsExactlyWhatPlacingWould)
     GrowthContext context;
   };
   const Case cases[] = {
-      {1, 1000, kLaunch},       // empty store, launch encoded: launch_allocation refusal
-      {1, 1000, kKernel},       // empty store: first allocation
-      {1, 1000, kLaunch},       // stored key
-      {2, 1, kKernel},          // does not fit: refusal
-      {2, 1, kLaunch},          // does not fit while a launch is encoded: refusal
-      {1, 5000, kKernel},       // stored key, whatever its size
-      {3, 4 * kKiB, kProgram},  // program mode grows
-      {4, 1, kKernel},          // fits behind key 3
-      {5, 8 * kKiB, kKernel},   // refusal at the grown block
+      {1, 1000, kLaunch},            // empty store, launch encoded: launch_allocation refusal
+      {1, 1000, kKernel},            // empty store: first allocation
+      {1, 1000, kLaunch},            // stored key
+      {2, 1, kKernel},               // does not fit: refusal
+      {2, 1, kLaunch},               // does not fit while a launch is encoded: refusal
+      {1, 5000, kKernel},            // stored key, whatever its size
+      {3, 4 * kStoreKiB, kProgram},  // program mode grows
+      {4, 1, kKernel},               // fits behind key 3
+      {5, 8 * kStoreKiB, kKernel},   // refusal at the grown block
   };
   for (const Case &request : cases) {
     SCOPED_TRACE(::testing::Message() << "key " << request.key << " bytes " << request.bytes);
@@ -503,7 +504,7 @@ TEST_F(GraphDefinitionStoreTest, PreflightOfAPlanReturnsExactlyWhatPlacingWould)
 // A key placed without its contents (its upload failed) is not trusted: it needs the upload
 // until it is placed with them.
 TEST_F(GraphDefinitionStoreTest, AKeyPlacedWithoutItsContentsNeedsTheUploadAgain) {
-  ASSERT_TRUE(store.block().reserve(8 * kKiB).is_ok());
+  ASSERT_TRUE(store.block().reserve(8 * kStoreKiB).is_ok());
   Pending first = store.plan(1, 1000);
   EXPECT_TRUE(store.needs_upload(first, 5));
   const Placement placed = store.place(std::move(first), 5, false);
@@ -557,9 +558,9 @@ TEST(GraphDefinitionStoreLifetimeTest, DestructorReleasesTheBlock) {
   BlockHostRig host;
   {
     GraphDefinitionStore store(host);
-    ASSERT_TRUE(store.block().reserve(4 * kKiB).is_ok());
+    ASSERT_TRUE(store.block().reserve(4 * kStoreKiB).is_ok());
     Placement placed;
-    ASSERT_TRUE(place(store, 1, 16 * kKiB, &placed).is_ok());
+    ASSERT_TRUE(place(store, 1, 16 * kStoreKiB, &placed).is_ok());
   }
   EXPECT_EQ(host.counters().allocation_calls, 2u);
   EXPECT_EQ(host.counters().free_calls, 2u);
@@ -584,7 +585,7 @@ struct PublishedStore {
   bool operator==(const PublishedStore &) const = default;
 };
 
-std::vector<PublishedStore> published_state(const Stores &stores) {
+std::vector<PublishedStore> stores_published_state(const Stores &stores) {
   std::vector<PublishedStore> state;
   for (const auto &store : stores.slots) {
     state.push_back({store->block().base(), store->block().capacity(), store->used()});
@@ -592,36 +593,38 @@ std::vector<PublishedStore> published_state(const Stores &stores) {
   return state;
 }
 
-using Step = testing::SweepStep<Stores>;
+using StoresStep = testing::SweepStep<Stores>;
 
-Step size_block(int slot, std::uint64_t bytes) {
+StoresStep size_block(int slot, std::uint64_t bytes) {
   return [=](Stores &stores) { return stores.slots[slot]->block().reserve(bytes); };
 }
 
-Step place_key(int slot, std::uint64_t key, std::uint64_t bytes) {
+StoresStep place_key(int slot, std::uint64_t key, std::uint64_t bytes) {
   return [=](Stores &stores) {
     Placement placement;
     return place(*stores.slots[slot], key, bytes, &placement);
   };
 }
 
-std::vector<Step> scenario(ExecutionMode mode) {
+std::vector<StoresStep> stores_scenario(ExecutionMode mode) {
   if (mode == ExecutionMode::kProgram) {
     return {
-        size_block(0, 8 * kKiB), place_key(0, 1, 1000),      place_key(0, 2, 3000),
-        place_key(1, 1, 1000),   place_key(0, 3, 16 * kKiB), place_key(0, 3, 16 * kKiB),
-        place_key(1, 2, 2000),   place_key(0, 4, 32 * kKiB), size_block(1, 64 * kKiB),
-        place_key(1, 5, 1000),   place_key(0, 1, 1000),      place_key(0, 4, 32 * kKiB),
+        size_block(0, 8 * kStoreKiB),    place_key(0, 1, 1000),
+        place_key(0, 2, 3000),           place_key(1, 1, 1000),
+        place_key(0, 3, 16 * kStoreKiB), place_key(0, 3, 16 * kStoreKiB),
+        place_key(1, 2, 2000),           place_key(0, 4, 32 * kStoreKiB),
+        size_block(1, 64 * kStoreKiB),   place_key(1, 5, 1000),
+        place_key(0, 1, 1000),           place_key(0, 4, 32 * kStoreKiB),
     };
   }
   return {
-      size_block(0, 8 * kKiB), place_key(0, 1, 1000),     place_key(1, 1, 4 * kKiB),
-      place_key(0, 2, 3000),   place_key(1, 1, 4 * kKiB), size_block(1, 4 * kKiB),
+      size_block(0, 8 * kStoreKiB), place_key(0, 1, 1000),          place_key(1, 1, 4 * kStoreKiB),
+      place_key(0, 2, 3000),        place_key(1, 1, 4 * kStoreKiB), size_block(1, 4 * kStoreKiB),
       place_key(0, 1, 1000),
   };
 }
 
-std::vector<const void *> live_addresses(const std::vector<PublishedStore> &state) {
+std::vector<const void *> stores_live_addresses(const std::vector<PublishedStore> &state) {
   std::vector<const void *> addresses;
   for (const PublishedStore &store : state) {
     if (store.address != nullptr) {
@@ -632,15 +635,15 @@ std::vector<const void *> live_addresses(const std::vector<PublishedStore> &stat
 }
 
 testing::SweepSubject<Stores, std::vector<PublishedStore>> stores_subject() {
-  return {[](BlockHost &host) { return std::make_unique<Stores>(host); }, published_state,
-          live_addresses};
+  return {[](BlockHost &host) { return std::make_unique<Stores>(host); }, stores_published_state,
+          stores_live_addresses};
 }
 
 class GraphDefinitionStoreSweepTest : public ::testing::TestWithParam<testing::SweepParam> {};
 
 TEST_P(GraphDefinitionStoreSweepTest, EveryAllocationPointFailsWithoutSideEffects) {
   const auto [mode, throws] = GetParam();
-  testing::sweep_allocation_failures(stores_subject(), scenario(mode), mode, throws, 2);
+  testing::sweep_allocation_failures(stores_subject(), stores_scenario(mode), mode, throws, 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(ModesAndFailureKinds, GraphDefinitionStoreSweepTest,

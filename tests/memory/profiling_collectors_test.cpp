@@ -14,7 +14,6 @@
 namespace replayrt {
 namespace {
 
-using EventKind = testing::BlockHostRig::EventKind;
 using testing::BlockHostRig;
 using testing::expect_refusal;
 using testing::expect_same_status;
@@ -81,7 +80,7 @@ class ProfilingCollectorsTest : public ::testing::Test {
   ProfilingCollectorsTest() { host.fill_allocations_with(kFill); }
 
   std::vector<testing::BlockHostRig::Event> zeros() const {
-    return host.events_of(EventKind::kZero);
+    return host.events_of(BlockHostRig::EventKind::kZero);
   }
 
   BlockHostRig host;
@@ -286,7 +285,7 @@ TEST_P(ProfilingCollectorsFailureTest, FailedFirstAllocationLeavesTheCollectorsE
     EXPECT_EQ(state.allocations, state.frees);
     EXPECT_EQ(host.counters().allocation_calls, host.counters().free_calls);
     EXPECT_EQ(host.counters().live_bytes, 0u);
-    EXPECT_TRUE(host.events_of(EventKind::kZero).empty());
+    EXPECT_TRUE(host.events_of(BlockHostRig::EventKind::kZero).empty());
 
     ASSERT_TRUE(size(collectors, 16).is_ok());
     EXPECT_NE(collectors.timings(0), nullptr);
@@ -448,13 +447,13 @@ struct PublishedCollectors {
   bool operator==(const PublishedCollectors &) const = default;
 };
 
-PublishedCollectors published_state(const ProfilingCollectors &collectors) {
+PublishedCollectors collectors_published_state(const ProfilingCollectors &collectors) {
   const GuardedBlock &timing = collectors.timing_block();
   return {collectors.timings(0), collectors.wall(0), collectors.shape(), collectors.pool_bytes(),
           timing.allocations() - timing.frees()};
 }
 
-std::vector<const void *> live_addresses(const PublishedCollectors &state) {
+std::vector<const void *> collectors_live_addresses(const PublishedCollectors &state) {
   if (state.pool == nullptr) {
     return {};
   }
@@ -463,10 +462,10 @@ std::vector<const void *> live_addresses(const PublishedCollectors &state) {
 
 testing::SweepSubject<ProfilingCollectors, PublishedCollectors> collectors_subject() {
   return {[](BlockHost &host) { return std::make_unique<ProfilingCollectors>(host, kAreas); },
-          published_state, live_addresses};
+          collectors_published_state, collectors_live_addresses};
 }
 
-std::vector<testing::SweepStep<ProfilingCollectors>> scenario(ExecutionMode mode) {
+std::vector<testing::SweepStep<ProfilingCollectors>> collectors_scenario(ExecutionMode mode) {
   const std::vector<std::uint32_t> task_counts =
       mode == ExecutionMode::kProgram ? std::vector<std::uint32_t>{8, 4, 16, 16, 0, 64, 32, 128}
                                       : std::vector<std::uint32_t>{16, 8, 16, 0, 1};
@@ -481,7 +480,8 @@ class ProfilingCollectorsSweepTest : public ::testing::TestWithParam<testing::Sw
 
 TEST_P(ProfilingCollectorsSweepTest, EveryAllocationPointFailsWithoutSideEffects) {
   const auto [mode, throws] = GetParam();
-  testing::sweep_allocation_failures(collectors_subject(), scenario(mode), mode, throws, 2);
+  testing::sweep_allocation_failures(collectors_subject(), collectors_scenario(mode), mode, throws,
+                                     2);
 }
 
 INSTANTIATE_TEST_SUITE_P(ModesAndFailureKinds, ProfilingCollectorsSweepTest,

@@ -37,13 +37,15 @@ using testing::inter;
 using testing::param;
 using testing::PublishedState;
 
-constexpr std::uint64_t kN = 256;
-constexpr auto kBlockedFor = std::chrono::milliseconds(200);
+constexpr std::uint64_t kEnqueueFailureFloats = 256;
+constexpr auto kEnqueueFailureBlockedFor = std::chrono::milliseconds(200);
 
-// y = factor * x + x over kN floats, through one intermediate.
-CallableBuilder axpy(rrt_bind_strategy_t bind, float factor) {
+// y = factor * x + x over kEnqueueFailureFloats floats, through one intermediate.
+CallableBuilder enqueue_failure_axpy(rrt_bind_strategy_t bind, float factor) {
   CallableBuilder b(bind);
-  b.param(f32({kN})).param(f32({kN}, RRT_DIR_OUT)).intermediate(f32({kN}));
+  b.param(f32({kEnqueueFailureFloats}))
+      .param(f32({kEnqueueFailureFloats}, RRT_DIR_OUT))
+      .intermediate(f32({kEnqueueFailureFloats}));
   b.task(testing::kScale, {param(0), inter(0), imm_f32(factor)});
   b.task(testing::kAdd, {inter(0), param(0), param(1)});
   return b;
@@ -106,9 +108,10 @@ class EnqueueFailureTest
   }
 
   RunArgsView host_args(float value) {
-    in_.assign(kN, value);
-    out_.assign(kN, -1.0F);
-    host_tensors_ = {{in_.data(), kN * 4, RRT_SPACE_HOST}, {out_.data(), kN * 4, RRT_SPACE_HOST}};
+    in_.assign(kEnqueueFailureFloats, value);
+    out_.assign(kEnqueueFailureFloats, -1.0F);
+    host_tensors_ = {{in_.data(), kEnqueueFailureFloats * 4, RRT_SPACE_HOST},
+                     {out_.data(), kEnqueueFailureFloats * 4, RRT_SPACE_HOST}};
     return RunArgsView{host_tensors_, {}};
   }
 
@@ -118,7 +121,7 @@ class EnqueueFailureTest
     ASSERT_TRUE(launched.is_ok()) << launched.message();
     ASSERT_TRUE(stream.synchronize().is_ok());
     EXPECT_FLOAT_EQ(out_[0], 9.0F);
-    EXPECT_FLOAT_EQ(out_[kN - 1], 9.0F);
+    EXPECT_FLOAT_EQ(out_[kEnqueueFailureFloats - 1], 9.0F);
   }
 
   // The enqueues `call` makes, counted on a clean run.
@@ -155,11 +158,11 @@ class EnqueueFailureTest
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<ProgramRun> run_;
   std::deque<Gate> gates_;
-  CallableBuilder swept_ = axpy(std::get<0>(GetParam()), 2.0F);
+  CallableBuilder swept_ = enqueue_failure_axpy(std::get<0>(GetParam()), 2.0F);
   CallableBuilder other_ =
-      axpy(std::get<0>(GetParam()) == RRT_BIND_DEVICE_BUILD ? RRT_BIND_HOST_BUILD
-                                                            : RRT_BIND_DEVICE_BUILD,
-           3.0F);
+      enqueue_failure_axpy(std::get<0>(GetParam()) == RRT_BIND_DEVICE_BUILD ? RRT_BIND_HOST_BUILD
+                                                                            : RRT_BIND_DEVICE_BUILD,
+                           3.0F);
   std::vector<float> in_;
   std::vector<float> out_;
   std::vector<TensorArg> host_tensors_;
@@ -207,7 +210,7 @@ TEST_P(EnqueueFailureTest, AKernelLaunchFailingAfterEnqueuingWorkStillOrdersTheN
                           [&] { return engine_->kernel_launch(0, host_args(1.0F), *a_); });
   ASSERT_TRUE(engine_->kernel_launch(0, host_args(3.0F), *b_).is_ok());
   std::future<Status> b_idle = std::async(std::launch::async, [this] { return b_->wait_idle(); });
-  EXPECT_EQ(b_idle.wait_for(kBlockedFor), std::future_status::timeout)
+  EXPECT_EQ(b_idle.wait_for(kEnqueueFailureBlockedFor), std::future_status::timeout)
       << "the next launch on another stream ran beside the work the failed launch enqueued";
   gate.open();
   EXPECT_TRUE(b_idle.get().is_ok());
@@ -246,15 +249,16 @@ TEST_P(EnqueueFailureTest, ARunLaunchFailingAtAnyEnqueueKeepsTheSlotsNextPrepare
     EXPECT_TRUE(engine_->run_finalize(*run_).is_ok());
     // The next run has host buffers of its own: the failed launch's queued copies still use
     // in_ and out_ once the gate opens.
-    std::vector<float> next_in(kN, 4.0F);
-    std::vector<float> next_out(kN, -1.0F);
-    const std::vector<TensorArg> next_tensors = {{next_in.data(), kN * 4, RRT_SPACE_HOST},
-                                                 {next_out.data(), kN * 4, RRT_SPACE_HOST}};
+    std::vector<float> next_in(kEnqueueFailureFloats, 4.0F);
+    std::vector<float> next_out(kEnqueueFailureFloats, -1.0F);
+    const std::vector<TensorArg> next_tensors = {
+        {next_in.data(), kEnqueueFailureFloats * 4, RRT_SPACE_HOST},
+        {next_out.data(), kEnqueueFailureFloats * 4, RRT_SPACE_HOST}};
     std::unique_ptr<ProgramRun> next;
     std::future<Status> prepared = std::async(std::launch::async, [&] {
       return engine_->run_prepare(id, RunArgsView{next_tensors, {}}, &next);
     });
-    EXPECT_EQ(prepared.wait_for(kBlockedFor), std::future_status::timeout)
+    EXPECT_EQ(prepared.wait_for(kEnqueueFailureBlockedFor), std::future_status::timeout)
         << "the slot's next prepare did not wait for the failed launch's queued work";
     gate.open();
     ASSERT_TRUE(prepared.get().is_ok());
@@ -263,7 +267,7 @@ TEST_P(EnqueueFailureTest, ARunLaunchFailingAtAnyEnqueueKeepsTheSlotsNextPrepare
     ASSERT_TRUE(engine_->run_wait(*next).is_ok());
     ASSERT_TRUE(engine_->run_finalize(*next).is_ok());
     EXPECT_FLOAT_EQ(next_out[0], 12.0F);
-    EXPECT_FLOAT_EQ(next_out[kN - 1], 12.0F);
+    EXPECT_FLOAT_EQ(next_out[kEnqueueFailureFloats - 1], 12.0F);
   }
 }
 
@@ -286,10 +290,11 @@ TEST_P(EnqueueFailureTest, AProgramModeReplayWhoseSlotMarkFailsStillOrdersTheNex
     ASSERT_TRUE(b_->synchronize().is_ok());
   });
   ASSERT_GE(enqueues, static_cast<std::uint64_t>(DeviceContext::kPipelineDepth) + 1);
-  std::vector<float> next_in(kN, 4.0F);
-  std::vector<float> next_out(kN, -1.0F);
-  const std::vector<TensorArg> next_tensors = {{next_in.data(), kN * 4, RRT_SPACE_HOST},
-                                               {next_out.data(), kN * 4, RRT_SPACE_HOST}};
+  std::vector<float> next_in(kEnqueueFailureFloats, 4.0F);
+  std::vector<float> next_out(kEnqueueFailureFloats, -1.0F);
+  const std::vector<TensorArg> next_tensors = {
+      {next_in.data(), kEnqueueFailureFloats * 4, RRT_SPACE_HOST},
+      {next_out.data(), kEnqueueFailureFloats * 4, RRT_SPACE_HOST}};
   const RunArgsView next_args{next_tensors, {}};
   for (int held_slots = 0; held_slots < DeviceContext::kPipelineDepth; ++held_slots) {
     for (int mark = 0; mark < DeviceContext::kPipelineDepth; ++mark) {
@@ -305,7 +310,7 @@ TEST_P(EnqueueFailureTest, AProgramModeReplayWhoseSlotMarkFailsStillOrdersTheNex
       Gate &gate = new_gate();
       ASSERT_TRUE(gate.block(*b_).is_ok());
       std::future<void> opener = std::async(std::launch::async, [&gate] {
-        std::this_thread::sleep_for(kBlockedFor);
+        std::this_thread::sleep_for(kEnqueueFailureBlockedFor);
         gate.open();
       });
       if (std::get<1>(GetParam()) == Failure::kStatus) {
@@ -319,7 +324,7 @@ TEST_P(EnqueueFailureTest, AProgramModeReplayWhoseSlotMarkFailsStillOrdersTheNex
       std::unique_ptr<ProgramRun> next;
       ASSERT_TRUE(engine_->run_prepare(id, next_args, &next).is_ok());
       EXPECT_FLOAT_EQ(out_[0], 3.0F) << "the prepare returned before the replay's work ran";
-      EXPECT_FLOAT_EQ(out_[kN - 1], 3.0F);
+      EXPECT_FLOAT_EQ(out_[kEnqueueFailureFloats - 1], 3.0F);
       opener.get();
       ASSERT_TRUE(b_->synchronize().is_ok());
       EXPECT_TRUE(engine_->run_finalize(*next).is_ok());
@@ -363,7 +368,7 @@ TEST_P(EnqueueFailureTest, ARunLaunchFailingAtAnEnqueueInsideACaptureSpoilsOnlyT
     ASSERT_TRUE(engine_->run_wait(*run_).is_ok());
     ASSERT_TRUE(engine_->run_finalize(*run_).is_ok());
     EXPECT_FLOAT_EQ(out_[0], 6.0F);
-    EXPECT_FLOAT_EQ(out_[kN - 1], 6.0F);
+    EXPECT_FLOAT_EQ(out_[kEnqueueFailureFloats - 1], 6.0F);
   }
 }
 

@@ -23,7 +23,7 @@ namespace {
 using sim::testing::Gate;
 using sim::testing::set_flag_entry;
 
-constexpr auto kBlockedFor = std::chrono::milliseconds(200);
+constexpr auto kLaunchOrderBlockedFor = std::chrono::milliseconds(200);
 
 // Records whether `source` was set when the launch ran: 1 set, 0 not, -1 never ran.
 struct Observation {
@@ -151,7 +151,7 @@ TEST_F(LaunchOrderTest, WaitForPreviousOnAnotherStreamWaitsForThePreviousStreams
   EXPECT_FALSE(order_->is_last(a));
 
   std::future<Status> b_idle = std::async(std::launch::async, [&b] { return b.wait_idle(); });
-  EXPECT_EQ(b_idle.wait_for(kBlockedFor), std::future_status::timeout)
+  EXPECT_EQ(b_idle.wait_for(kLaunchOrderBlockedFor), std::future_status::timeout)
       << "the ordered stream's work ran while the previous stream's was held back";
   EXPECT_EQ(observation_.seen.load(), -1);
   gate.open();
@@ -213,7 +213,7 @@ TEST_F(LaunchOrderTest, ForgetEndsTheLastStreamsOrderedWorkAtTheTail) {
   ASSERT_TRUE(launch(b, &observe_entry, &observation_).is_ok());
   order_->mark_last(b);
   std::future<Status> b_idle = std::async(std::launch::async, [&b] { return b.wait_idle(); });
-  EXPECT_EQ(b_idle.wait_for(kBlockedFor), std::future_status::timeout)
+  EXPECT_EQ(b_idle.wait_for(kLaunchOrderBlockedFor), std::future_status::timeout)
       << "the next ordered stream's work ran before the forgotten stream's";
   gate.open();
   EXPECT_TRUE(b_idle.get().is_ok());
@@ -242,7 +242,7 @@ TEST_F(LaunchOrderTest, TheWaitForAPreviousStreamThatBeganCapturingWaitsForItsWo
     order_->mark_last(b);
     return Status::ok();
   });
-  EXPECT_EQ(ordered.wait_for(kBlockedFor), std::future_status::timeout)
+  EXPECT_EQ(ordered.wait_for(kLaunchOrderBlockedFor), std::future_status::timeout)
       << "the wait went on while the capturing stream's earlier work was held back";
   gate.open();
   const Status status = ordered.get();
@@ -313,7 +313,7 @@ TEST_F(LaunchOrderTest, ForgetBeforeDestroyWaitsForTheStreamWhenTheTailCannotBeR
   ASSERT_NO_FATAL_FAILURE(order_held_back_work(a, gate));
   std::future<void> forgotten =
       std::async(std::launch::async, [this, &a] { order_->forget_before_destroy(a); });
-  EXPECT_EQ(forgotten.wait_for(kBlockedFor), std::future_status::timeout)
+  EXPECT_EQ(forgotten.wait_for(kLaunchOrderBlockedFor), std::future_status::timeout)
       << "the stream was forgotten while its work was still queued";
   gate.open();
   forgotten.get();

@@ -16,7 +16,7 @@ namespace {
 
 using Ticket = LifecycleGate::Ticket;
 
-constexpr auto kBlockedFor = std::chrono::milliseconds(200);
+constexpr auto kLifecycleGateBlockedFor = std::chrono::milliseconds(200);
 
 bool mentions(const Status &status, const char *text) {
   return status.message().find(text) != std::string::npos;
@@ -135,7 +135,7 @@ TEST(LifecycleGate, CloseAndDrainWaitsForATicketHeldOnAnotherThread) {
   const Status refused = gate.enter(&late);
   EXPECT_EQ(refused.code(), RRT_ERR_INVALID_STATE);
   EXPECT_TRUE(mentions(refused, "finalized")) << refused.message();
-  EXPECT_EQ(drained.wait_for(kBlockedFor), std::future_status::timeout)
+  EXPECT_EQ(drained.wait_for(kLifecycleGateBlockedFor), std::future_status::timeout)
       << "close_and_drain returned while an admitted ticket was held";
 
   ticket = Ticket();
@@ -237,7 +237,7 @@ TEST(LifecycleGate, MovingATicketTransfersItAndItLeavesOnce) {
   // The moved-from tickets are empty: destroying them lets nothing go.
   first = Ticket();
   moved = Ticket();
-  EXPECT_EQ(drained.wait_for(kBlockedFor), std::future_status::timeout)
+  EXPECT_EQ(drained.wait_for(kLifecycleGateBlockedFor), std::future_status::timeout)
       << "close_and_drain returned while the moved-to ticket was held";
   assigned = Ticket();
   drained.get();
@@ -266,7 +266,7 @@ TEST(LifecycleGate, MoveAssigningOntoAHeldTicketLeavesTheOldOne) {
 
   std::future<void> drained = close_and_drain_on_another_thread(gate);
   wait_until_closed(gate);
-  EXPECT_EQ(drained.wait_for(kBlockedFor), std::future_status::timeout)
+  EXPECT_EQ(drained.wait_for(kLifecycleGateBlockedFor), std::future_status::timeout)
       << "close_and_drain returned while a ticket was held";
   a = Ticket();
   drained.get();
