@@ -115,6 +115,26 @@ void bind_context(py::module_ &m) {
              return std::string("replayrt.Context(platform='") + platform_name(ctx.platform) +
                     "', device=" + std::to_string(ctx.device_id) + ")";
            })
+      .def(
+          "finalize",
+          [](PythonContext &ctx) {
+            const py::gil_scoped_release release;
+            ctx.finalize();
+          },
+          "Waits for the context's queued work, then releases its prepared callables, pending "
+          "runs and planned memory (rrt_context_finalize): its later calls raise "
+          "InvalidStateError (program_init may start a program context again, with nothing "
+          "prepared) and its graphs replay no more; its DeviceArrays stay usable. A kernel "
+          "failure still pending on one of its streams is raised here, the context finalized "
+          "all the same. Finalizing again does nothing.")
+      .def("__enter__", [](const py::object &self) { return self; })
+      .def(
+          "__exit__",
+          [](PythonContext &ctx, const py::args & /*exception*/) {
+            const py::gil_scoped_release release;
+            ctx.finalize();
+          },
+          "Finalizes the context (Context.finalize) on leaving a `with` block.")
       .def("program_init", &rrt::Context::program_init,
            "Puts the context in program mode (rrt_program_init): buffers grow on demand. Call "
            "once, before prepare; InvalidStateError for a context that has a mode.")

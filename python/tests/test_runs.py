@@ -106,3 +106,42 @@ def test_a_read_only_array_is_taken_for_an_in_parameter_only():
     y.flags.writeable = False
     with pytest.raises(TypeError, match="parameter 1 is written"):
         ctx.run(callable_, [x, y])
+
+
+def test_leaving_a_context_with_block_finalizes_it_and_its_later_calls_are_refused():
+    x = np.ones(4, dtype=np.float32)
+    y = np.zeros(4, dtype=np.float32)
+    with replayrt.Context() as ctx:
+        ctx.program_init()
+        callable_ = ctx.prepare(axpy(4, 2.0))
+        ctx.run(callable_, [x, y])
+        array = ctx.empty([4], "float32")
+    np.testing.assert_array_equal(y, np.full(4, 3.0))
+    with pytest.raises(replayrt.InvalidStateError, match="finalized"):
+        ctx.run(callable_, [x, y])
+    ctx.finalize()  # again: nothing more
+    array.upload(x)  # a DeviceArray outlives the finalize
+    np.testing.assert_array_equal(array.numpy(), x)
+
+
+def test_finalize_raises_a_kernel_failure_still_pending_and_finalizes_all_the_same():
+    b = replayrt.CallableBuilder()
+    imm = replayrt.Operand.immediate
+    table, ids = b.param("table", [2, 2]), b.param("ids", [1], dtype="int32")
+    out = b.param("out", [1, 2], direction="out")
+    b.task("embedding", [table, ids, out, imm(2), imm(2), imm(1), imm(0)])
+    with pytest.raises(replayrt.KernelFailedError, match="code 8"):  # id 5 is outside [0, 2)
+        with replayrt.Context() as ctx:
+            ctx.program_init()
+            args = [np.ones((2, 2), np.float32), np.array([5], np.int32), np.zeros((1, 2), np.float32)]
+            stream = ctx.stream()
+            run = ctx.prepare_run(ctx.prepare(b), args)
+            run.launch(stream)  # both held: dropping either would consume the failure
+    with pytest.raises(replayrt.InvalidStateError, match="finalized"):
+        ctx.prepare(b)
+
+
+def test_finalizing_a_context_lets_other_threads_run_while_it_waits_for_its_work():
+    ctx, run = launched_slow_run()
+    assert turns_taken_while(ctx.finalize) >= 10
+    del run
