@@ -33,7 +33,7 @@
 #define REPLAYRT_REPLAYRT_HPP_
 
 #include <algorithm>
-#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -114,29 +114,24 @@ inline Error invalid_argument(const std::string &message) {
   return {detail, message};
 }
 
-/* A number no earlier context of this program had: 1, 2, ... */
-inline std::uint64_t next_context_serial() noexcept {
-  static std::atomic<std::uint64_t> last{0};
-  return last.fetch_add(1, std::memory_order_relaxed) + 1;
-}
-
 /* The state every owner made from one context shares; the last one destroys the context. */
 class ContextState {
  public:
   explicit ContextState(rrt_context_t handle) noexcept
-      : handle_(handle), serial_(next_context_serial()) {}
+      : handle_(handle), created_(std::chrono::steady_clock::now()) {}
   ~ContextState() { (void)rrt_context_destroy(handle_); }
   ContextState(const ContextState &) = delete;
   ContextState &operator=(const ContextState &) = delete;
   ContextState(ContextState &&) = delete;
   ContextState &operator=(ContextState &&) = delete;
   rrt_context_t handle() const noexcept { return handle_; }
-  /* Which context this is, unlike its handle never reused within the program. */
-  std::uint64_t serial() const noexcept { return serial_; }
+  /* When this owner state was made: with the handle, it tells this context from one destroyed
+     earlier at the same address. */
+  std::chrono::steady_clock::time_point created() const noexcept { return created_; }
 
  private:
   rrt_context_t handle_;
-  std::uint64_t serial_;
+  std::chrono::steady_clock::time_point created_;
 };
 
 /* The context handle of an owner's state; null for an empty owner (none), which the C ABI
@@ -960,13 +955,16 @@ struct ContextOptions {
   std::uint32_t wait_spin_us = 0;
 };
 
-/* A callable prepared in a context (rrt_callable_prepare's id), and which context that was
-   (ContextState::serial). Ids are per context: Context's launch, run and prepare_run throw
-   rrt::Error (RRT_ERR_INVALID_ARGUMENT) for another context's, and call nothing. An id made
-   from a raw C ABI id (`CallableId{id}`, context 0) is passed on unchecked. */
+/* A callable prepared in a context (rrt_callable_prepare's id), and which context that was: its
+   handle and when its owner state was made (ContextState::created), which tells it from a
+   context made later at the same address, in this library or another. Ids are per context:
+   Context's launch, run and prepare_run throw rrt::Error (RRT_ERR_INVALID_ARGUMENT) for another
+   context's, and call nothing. An id made from a raw C ABI id (`CallableId{id}`, no context)
+   is passed on unchecked. */
 struct CallableId {
   std::int32_t value = -1;
-  std::uint64_t context = 0;
+  rrt_context_t context = nullptr;
+  std::chrono::steady_clock::time_point context_created{};
 };
 
 class Context {
@@ -1028,7 +1026,8 @@ class Context {
   CallableId prepare(CallableBuilder &callable) {
     CallableId id;
     detail::check(rrt_callable_prepare(handle(), &callable.desc(*this), &id.value));
-    id.context = state_->serial();
+    id.context = state_->handle();
+    id.context_created = state_->created();
     return id;
   }
 
@@ -1102,7 +1101,8 @@ class Context {
   /* `callable`'s id, which must be this context's (or unchecked): rrt::Error otherwise. A
      moved-from context's call is left to the C ABI to refuse. */
   std::int32_t own(const CallableId &callable, const char *call) const {
-    if (callable.context != 0 && state_ != nullptr && callable.context != state_->serial()) {
+    if (callable.context != nullptr && state_ != nullptr &&
+        (callable.context != state_->handle() || callable.context_created != state_->created())) {
       throw detail::invalid_argument(std::string("Context::") + call +
                                      ": the callable was prepared by another context (callable "
                                      "ids are per context)");

@@ -1,5 +1,7 @@
 #include "arguments.h"
 
+#include <cfloat>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,7 +22,7 @@ py::array host_array(const py::handle &value, bool written, const std::string &w
       "as a CPU torch tensor)";
   if (!array && py::hasattr(value, "__dlpack__")) {
     try {
-      array = dlpack_host_view(value, what);
+      array = bfloat16_host_view(value, what);
     } catch (py::error_already_set &error) {
       if (!error.matches(PyExc_Exception)) {
         throw;
@@ -28,11 +30,15 @@ py::array host_array(const py::handle &value, bool written, const std::string &w
       const std::string reason =
           type_name(error.value()) + ": " + py::str(error.value()).cast<std::string>();
       throw py::type_error("replayrt: " + what + ": numpy cannot view this " + type +
-                           ", and its __dlpack__ failed (" + reason + ")" + expected);
+                           ", and taking it through DLPack failed (" + reason + ")" + expected);
     }
   }
   if (!array) {
     throw py::type_error("replayrt: " + what + ": numpy cannot view this " + type + expected);
+  }
+  if (array.size() == 0) {
+    throw py::value_error("replayrt: " + what + ": this " + type +
+                          " holds no elements (a tensor has at least one)");
   }
   if (!py::isinstance<py::array>(value) && array.owndata()) {
     throw py::type_error("replayrt: " + what + ": numpy would copy this " + type +
@@ -66,8 +72,9 @@ void require_param_dtype(const PythonCallable &callable, std::size_t param,
   }
 }
 
-// What a scalar argument is: an integer (a Python int or bool, a numpy integer) or a floating
-// point number (a Python float, a numpy floating scalar). Anything else is not a scalar.
+// What a scalar argument is: an integer (a Python int or bool, a numpy integer or bool) or a
+// floating point number (a Python float, a numpy floating scalar). Anything else is not a
+// scalar.
 enum class ScalarKind { kNotScalar, kInteger, kFloat };
 
 ScalarKind scalar_kind(const py::handle &value) {
@@ -81,7 +88,7 @@ ScalarKind scalar_kind(const py::handle &value) {
     return ScalarKind::kNotScalar;
   }
   const py::module_ numpy = py::module_::import("numpy");
-  if (py::isinstance(value, numpy.attr("integer"))) {
+  if (py::isinstance(value, numpy.attr("integer")) || py::isinstance(value, numpy.attr("bool_"))) {
     return ScalarKind::kInteger;
   }
   if (py::isinstance(value, numpy.attr("floating"))) {
@@ -100,11 +107,17 @@ ScalarKind scalar_kind(const py::handle &value) {
 // lie in that dtype's range and is sign-extended. OverflowError otherwise.
 std::uint64_t integer_scalar(const py::handle &value, std::size_t scalar,
                              std::optional<rrt_dtype_t> dtype) {
-  const auto integer = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
-  if (!integer) {
-    throw py::error_already_set();
-  }
   const std::string name = "replayrt: scalar " + std::to_string(scalar);
+  // A numpy bool is an integer as Python's bool is; numpy deprecates its __index__.
+  const bool numpy_bool = PyLong_Check(value.ptr()) == 0 &&
+                          py::isinstance(value, py::module_::import("numpy").attr("bool_"));
+  const auto integer = py::reinterpret_steal<py::object>(numpy_bool ? PyNumber_Long(value.ptr())
+                                                                    : PyNumber_Index(value.ptr()));
+  if (!integer) {
+    PyErr_Clear();
+    throw py::type_error(name + ": " + py::repr(value).cast<std::string>() +
+                         " is no integer (a scalar is an int, a float or a numpy number)");
+  }
   int overflow = 0;
   const long long as_signed = PyLong_AsLongLongAndOverflow(integer.ptr(), &overflow);
   if (overflow == 0 && as_signed == -1 && PyErr_Occurred() != nullptr) {
@@ -131,12 +144,31 @@ std::uint64_t integer_scalar(const py::handle &value, std::size_t scalar,
   throw_overflow(name + " does not fit 64 bits: an int scalar lies in [-2**63, 2**64)");
 }
 
+// A number as float32 for scalar number `scalar`: rounded to the nearest float32, NaN and the
+// infinities as themselves. OverflowError for a finite value beyond float32's range.
+float float32_scalar(const py::handle &value, std::size_t scalar) {
+  const std::string name = "replayrt: scalar " + std::to_string(scalar) + " is float32: ";
+  const double as_double = PyFloat_AsDouble(value.ptr());
+  if (as_double == -1.0 && PyErr_Occurred() != nullptr) {
+    if (PyErr_ExceptionMatches(PyExc_OverflowError) == 0) {
+      throw py::error_already_set();
+    }
+    PyErr_Clear();
+    throw_overflow(name + "the int does not fit a float");
+  }
+  if (std::isfinite(as_double) && std::fabs(as_double) > FLT_MAX) {
+    throw_overflow(name + py::repr(value).cast<std::string>() +
+                   " lies outside its range (its largest magnitude is 3.4028235e+38)");
+  }
+  return static_cast<float>(as_double);
+}
+
 // A scalar argument's 64 bits for scalar number `scalar` of declared dtype `dtype` (none: the
 // argument's own kind decides). TypeError for a float passed for an integer dtype.
 std::uint64_t scalar_bits(const py::handle &value, ScalarKind kind, std::size_t scalar,
                           std::optional<rrt_dtype_t> dtype) {
   if (dtype == RRT_DTYPE_F32 || (!dtype && kind == ScalarKind::kFloat)) {
-    return rrt_scalar_from_f32(static_cast<float>(value.cast<double>()));
+    return rrt_scalar_from_f32(float32_scalar(value, scalar));
   }
   if (kind == ScalarKind::kFloat) {
     throw py::type_error("replayrt: scalar " + std::to_string(scalar) + " is " +

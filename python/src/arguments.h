@@ -35,11 +35,11 @@ struct PythonArgs {
 };
 
 // `value` as a HOST tensor, read (and, when `written`, written) in place: an array, an
-// object numpy views without a copy (a CPU torch tensor), or a DLPack producer of host memory
-// numpy cannot view (a bfloat16 torch tensor, viewed as uint16: dlpack_host_view),
-// C-contiguous, and writable when written. An object numpy could only copy (a list) would leave the
-// results in the copy, so it is refused. `what` names the argument in the TypeError, which says
-// which of these failed.
+// object numpy views without a copy (a CPU torch tensor), or a bfloat16 tensor numpy cannot
+// view, taken through DLPack as its uint16 bits (bfloat16_host_view); C-contiguous, with at
+// least one element, and writable when written. An object numpy could only copy (a list) would
+// leave the results in the copy, so it is refused. `what` names the argument in the TypeError
+// (ValueError for no elements), which says which of these failed.
 py::array host_array(const py::handle &value, bool written, const std::string &what);
 
 // Each argument in order: a DeviceArray is a DEVICE tensor; an int, a float or a numpy scalar

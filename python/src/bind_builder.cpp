@@ -63,7 +63,8 @@ void bind_builder(py::module_ &m) {
           },
           py::arg("name"), py::arg("dtype") = py::none(),
           "Declares the next per-run scalar. With `dtype` 'float32', each argument for it (an "
-          "int, a float or a numpy scalar) is converted to float32; with 'int32' or 'int64' it "
+          "int, a float or a numpy number) is converted to float32 (OverflowError for a finite "
+          "value beyond its range); with 'int32' or 'int64' it "
           "must be an integer in that dtype's range (a float is a TypeError). Without a dtype, "
           "an int is passed as 64 bits and a float as float32. Returns its Operand.")
       .def(

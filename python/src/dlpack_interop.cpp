@@ -192,13 +192,35 @@ void ForeignMemory::close() {
   ending.unregister();
 }
 
-py::array dlpack_host_view(const py::handle &source, const std::string &what) {
+py::array bfloat16_host_view(const py::handle &source, const std::string &what) {
+  const std::string type = type_name(source);
+  for (const char *bit : {"is_neg", "is_conj"}) {
+    if (py::hasattr(source, bit) && source.attr(bit)().cast<bool>()) {
+      std::string message = "replayrt: ";
+      message += what;
+      message += ": this ";
+      message += type;
+      message += "'s ";
+      message += bit;
+      message +=
+          "() is true, a lazy negation or conjugation DLPack does not carry; pass the "
+          "tensor's resolve_neg() or resolve_conj()";
+      throw py::type_error(message);
+    }
+  }
   if (py::hasattr(source, "__dlpack_device__")) {
-    const auto device = source.attr("__dlpack_device__")().cast<std::pair<int, int>>();
-    if (device.first != kDLCPU) {
-      throw py::type_error("replayrt: " + what + ": this " + type_name(source) +
-                           " is on DLPack device (" + std::to_string(device.first) + ", " +
-                           std::to_string(device.second) +
+    const py::object device = source.attr("__dlpack_device__")();
+    std::pair<int, int> where{};
+    try {
+      where = device.cast<std::pair<int, int>>();
+    } catch (const py::cast_error &) {
+      throw py::type_error("replayrt: " + what + ": this " + type + "'s __dlpack_device__() is " +
+                           py::repr(device).cast<std::string>() +
+                           ", not a (device type, device id) pair of ints");
+    }
+    if (where.first != kDLCPU) {
+      throw py::type_error("replayrt: " + what + ": this " + type + " is on DLPack device (" +
+                           std::to_string(where.first) + ", " + std::to_string(where.second) +
                            "), not in host memory; a DEVICE tensor is a DeviceArray "
                            "(Context.register admits CUDA memory)");
     }
@@ -206,9 +228,17 @@ py::array dlpack_host_view(const py::handle &source, const std::string &what) {
   TakenDlpackTensor taken = take_dlpack(source, what);
   const DLTensor &tensor = taken->dl_tensor;
   if (tensor.device.device_type != kDLCPU) {
-    throw py::type_error("replayrt: " + what + ": the DLPack tensor is not in host memory");
+    throw py::type_error("replayrt: " + what + ": the DLPack tensor of this " + type +
+                         " is not in host memory");
   }
-  const py::dtype dtype = dtype_from_dlpack(tensor.dtype);
+  if (tensor.dtype.code != kDLBfloat || tensor.dtype.bits != 16 || tensor.dtype.lanes != 1) {
+    throw py::type_error(
+        "replayrt: " + what + ": numpy cannot view this " + type +
+        ", and its element type (DLPack type code " + std::to_string(tensor.dtype.code) + " of " +
+        std::to_string(tensor.dtype.bits) + " bits and " + std::to_string(tensor.dtype.lanes) +
+        " lanes) is not bfloat16, the one taken through DLPack");
+  }
+  const py::dtype dtype("uint16");
   const auto itemsize = static_cast<std::int64_t>(dtype.itemsize());
   std::vector<py::ssize_t> shape(tensor.shape, tensor.shape + tensor.ndim);
   std::vector<py::ssize_t> strides(shape.size());

@@ -85,11 +85,12 @@ py::capsule dlpack_export(const DeviceArray &array, const py::object &stream,
 // C-contiguous; the context's refusal (an rrt::Error) otherwise, its message naming the source.
 RegisteredArray register_foreign(PythonContext &ctx, const py::object &source);
 
-// A DLPack producer's host memory as a numpy array viewing it, for the element types numpy
-// cannot take from the producer itself: a bfloat16 tensor (a torch one) is viewed as uint16, its
-// bits. The array's base holds the DLPack tensor, and through it the producer's memory. `what`
-// names the argument in the TypeError for memory on another device, an object without
-// __dlpack__ or an element type numpy cannot hold.
-py::array dlpack_host_view(const py::handle &source, const std::string &what);
+// A bfloat16 tensor in host memory (a CPU torch one, which numpy cannot view) as a numpy
+// uint16 array viewing its bits through DLPack, without a copy. The array's base holds the
+// DLPack tensor, and through it the producer's memory. TypeError, its message starting with
+// `what`, for a tensor whose is_neg() or is_conj() is true (a lazy negation DLPack drops), one
+// on another device, another element type, or a producer whose __dlpack_device__ or
+// __dlpack__ returns something else than DLPack describes.
+py::array bfloat16_host_view(const py::handle &source, const std::string &what);
 
 }  // namespace replayrt::python

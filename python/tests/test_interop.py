@@ -148,6 +148,40 @@ def test_a_bfloat16_torch_tensor_is_a_host_tensor_through_dlpack_without_a_copy(
         ctx.run(callable_, [weights.t(), torch.tensor([2, 0], dtype=torch.int32), rows])
 
 
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
+def test_a_tensor_numpy_cannot_view_is_refused_unless_it_is_bfloat16_without_lazy_bits():
+    ctx = replayrt.Context()
+    ctx.program_init()
+    callable_ = ctx.prepare(scale(4, 2.0))
+    y = torch.zeros(4)
+    refused = [
+        (torch.arange(1.0, 5.0)._neg_view(), "is_neg"),  # DLPack would drop the negation
+        (torch.zeros(4, dtype=torch.complex32), "not bfloat16"),
+        (torch.zeros(4, dtype=torch.bfloat16)._neg_view(), "is_neg"),
+    ]
+    for x, reason in refused:
+        with pytest.raises(TypeError, match=f"parameter 0: .*{reason}"):
+            ctx.run(callable_, [x, y])
+    with pytest.raises(TypeError, match="parameter 1: .*is_neg"):
+        ctx.run(callable_, [torch.ones(4), torch.zeros(4)._neg_view()])
+    with pytest.raises(ValueError, match="parameter 0: this Tensor holds no elements"):
+        ctx.run(callable_, [torch.empty(0), y])
+
+    class BadDevice:
+        def __array__(self):
+            raise TypeError("no numpy view")
+
+        def __dlpack_device__(self):
+            return "garbage"
+
+        def __dlpack__(self, stream=None):
+            raise AssertionError("read before its device")
+
+    with pytest.raises(TypeError, match="__dlpack_device__.. is 'garbage'"):
+        ctx.run(callable_, [BadDevice(), y])
+    assert torch.equal(y, torch.zeros(4))
+
+
 def test_a_simulator_array_is_cpu_memory_to_dlpack_whatever_the_contexts_device_id():
     ctx = replayrt.Context("sim", device=3)
     assert (ctx.platform, ctx.device) == ("sim", 3)

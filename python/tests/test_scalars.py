@@ -104,3 +104,24 @@ def test_a_scalar_dtype_other_than_float32_int32_int64_is_a_value_error():
         with pytest.raises(ValueError, match="'float32', 'int32', 'int64'"):
             b.scalar("s", dtype=dtype)
     b.scalar("s", dtype="int32")  # the refusals declared nothing
+
+
+def test_a_finite_number_beyond_float32s_range_is_an_overflow_error_and_nan_and_inf_pass(ctx):
+    typed, untyped = ctx.prepare(scale_by_scalar(4, "float32")), ctx.prepare(scale_by_scalar(4, None))
+    for callable_, values in ((typed, (2**200, -(2**2000), 1e300, np.float64(-1e39))), (untyped, (1e300,))):
+        for value in values:
+            with pytest.raises(OverflowError, match="scalar 0 is float32"):
+                scaled(ctx, callable_, value)
+    assert np.isnan(scaled(ctx, typed, float("nan"))).all()
+    np.testing.assert_array_equal(scaled(ctx, untyped, float("-inf"))[1:], np.full(3, -np.inf))
+
+
+def test_a_numpy_bool_is_an_integer_and_a_numpy_non_number_a_type_error_naming_the_scalar(ctx):
+    callable_ = ctx.prepare(scale_by_scalar(4, "float32"))
+    np.testing.assert_array_equal(scaled(ctx, callable_, np.bool_(True)), np.arange(4))
+    sizes = ctx.prepare(matmul_of_scalar_sizes("int64"))
+    a = np.array([[1, 2], [3, 4]], dtype=np.float32)
+    out = np.zeros((2, 2), dtype=np.float32)
+    with pytest.raises(TypeError, match="scalar 1: numpy.timedelta64"):
+        ctx.run(sizes, [a, a, out, 2, np.timedelta64(2), 2])
+    np.testing.assert_array_equal(out, np.zeros((2, 2)))
