@@ -70,8 +70,13 @@ void bind_arrays(py::module_ &m) {
       .def(
           "upload",
           [](const DeviceArray &a, const py::object &source) {
-            // A copy now: any object numpy converts will do, copied if it must be.
-            const py::array contiguous = py::array::ensure(source, py::array::c_style);
+            // A copy now: any object numpy converts will do, copied if it must be, and a
+            // bfloat16 tensor numpy cannot view, through DLPack.
+            py::array contiguous = py::array::ensure(source, py::array::c_style);
+            if (!contiguous && py::hasattr(source, "__dlpack__")) {
+              contiguous = py::array::ensure(bfloat16_host_view(source, "an upload's source"),
+                                             py::array::c_style);
+            }
             if (!contiguous) {
               throw py::type_error(
                   "replayrt: an upload's source must be an array or an object "
@@ -86,8 +91,8 @@ void bind_arrays(py::module_ &m) {
             a.live().upload(contiguous.data(), a.bytes);
           },
           py::arg("source"),
-          "Copies `source` (of the array's dtype and bytes) into the array now, unordered with "
-          "queued work.")
+          "Copies `source` (of the array's dtype and bytes; a bfloat16 torch tensor for a "
+          "uint16 array) into the array now, unordered with queued work.")
       .def("__dlpack__", &dlpack_export, py::arg("stream") = py::none(), py::kw_only(),
            py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(),
            py::arg("copy") = py::none())

@@ -170,7 +170,11 @@ void bind_context(py::module_ &m) {
           "empty",
           [](PythonContext &ctx, const std::vector<std::int64_t> &shape,
              const py::object &dtype_like) {
-            const py::dtype dtype = py::dtype::from_args(dtype_like);
+            // numpy has no bfloat16: a uint16 array holds its bits.
+            const bool bfloat16 =
+                py::isinstance<py::str>(dtype_like) && dtype_like.cast<std::string>() == "bfloat16";
+            const py::dtype dtype =
+                bfloat16 ? py::dtype("uint16") : py::dtype::from_args(dtype_like);
             refuse_objects(dtype, "Context.empty's");
             const std::size_t bytes = shape_bytes(shape, dtype);
             DeviceArray array;
@@ -183,7 +187,8 @@ void bind_context(py::module_ &m) {
             return array;
           },
           py::arg("shape"), py::arg("dtype") = "float32",
-          "A new DeviceArray of `shape` and `dtype` (rrt_device_alloc), uninitialized. A shape "
+          "A new DeviceArray of `shape` and `dtype` (rrt_device_alloc), uninitialized; "
+          "'bfloat16' makes a uint16 array, which holds its bits. A shape "
           "without elements or too large to count in 64 bits is a ValueError.")
       .def("register", &register_foreign, py::arg("source"),
            "Admits a DLPack producer's device memory (an object with __dlpack__, such as a "

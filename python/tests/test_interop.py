@@ -146,6 +146,12 @@ def test_a_bfloat16_torch_tensor_is_a_host_tensor_through_dlpack_without_a_copy(
         ctx.run(callable_, [weights.float(), torch.tensor([2, 0], dtype=torch.int32), rows])
     with pytest.raises(TypeError, match="not C-contiguous"):
         ctx.run(callable_, [weights.t(), torch.tensor([2, 0], dtype=torch.int32), rows])
+    table_on_device = ctx.empty([3, 2], "bfloat16")  # uint16, its bits
+    table_on_device.upload(weights.t().contiguous().t())  # a strided view uploads as a copy
+    rows.zero_()
+    ctx.run(callable_, [table_on_device, torch.tensor([1, 2], dtype=torch.int32), rows])
+    assert table_on_device.dtype == np.uint16
+    assert torch.equal(rows, weights.float()[[1, 2]])
 
 
 @pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
