@@ -55,7 +55,8 @@ std::size_t shape_bytes(const std::vector<std::int64_t> &shape, const py::dtype 
 }
 
 // `callable`, which `ctx` must have prepared: InvalidArgumentError otherwise, since the same id
-// names another callable, or none, in another context.
+// names another callable, or none, in another context. (rrt::Context refuses it too, naming its
+// own calls; this says it in the package's words.)
 const PythonCallable &own(const PythonContext &ctx, const PythonCallable &callable) {
   if (callable.context_serial != ctx.serial) {
     throw rrt::detail::invalid_argument(

@@ -50,7 +50,7 @@ def test_a_callable_another_context_prepared_is_refused_and_nothing_runs():
         lambda: double_ctx.launch(triple, [x, y], stream),
         lambda: double_ctx.prepare_run(triple, [x, y]),
     ):
-        with pytest.raises(replayrt.InvalidArgumentError, match="another context"):
+        with pytest.raises(replayrt.InvalidArgumentError, match="^replayrt: the callable was prepared by another context"):
             call()
     stream.synchronize()
     np.testing.assert_array_equal(y, np.zeros(4))
